@@ -1,0 +1,139 @@
+#include "commands.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "depthmask/backend.h"
+#include "depthmask/config.h"
+#include "depthmask/errors.h"
+#include "depthmask/logging.h"
+#include "depthmask/pipeline.h"
+#include "depthmask/platform.h"
+#include "depthmask/synth.h"
+#include "progress.h"
+
+namespace fs = std::filesystem;
+
+namespace depthmask::app {
+
+namespace {
+
+Config effective_config(const std::optional<std::string>& file, const std::vector<std::string>& sets,
+                        std::vector<Override> flags) {
+  std::vector<Override> ov;
+  for (const auto& s : sets) ov.push_back(parse_override(s));
+  for (auto& f : flags) ov.push_back(std::move(f));
+  std::optional<fs::path> path;
+  if (file) path = fs::path(*file);
+  return load_config(path, ov);
+}
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+std::string gib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
+  std::vector<Override> flags;
+  if (o.input) flags.push_back({"input.root", *o.input, "--input", true});
+  if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
+  if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
+  if (o.on_error) flags.push_back({"run.on_error", *o.on_error, "--on-error", true});
+  const Config c = effective_config(o.config, o.sets, flags);
+  setup_logging(c.logging.level);
+  if (o.print_config) {
+    std::cout << to_yaml(c);
+    return kOk;
+  }
+
+  const PlatformInfo platform = probe_platform();
+  const BackendChoice choice = choose_backend(c.backend, platform);
+  if (choice.degraded) spdlog::warn("{}", choice.reason);
+  std::unique_ptr<MemoryBackend> backend;
+  try {
+    backend = make_backend(choice, platform);
+  } catch (const CudaError& e) {
+    throw PlatformError(std::string("cannot start backend '") + std::string(to_string(choice.kind)) + "': " + e.what());
+  }
+  spdlog::info("backend {} ({})", to_string(backend->kind()), choice.reason);
+  spdlog::debug("{}", backend->describe());
+
+  RunSummary s;
+  {
+    Progress progress(stderr);
+    s = run_batch(c, *backend, choice, &progress, &stop);
+  }
+  std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped in %.2f s (%.1f frames/s)\n", s.total, s.ok,
+              s.failed, s.skipped, s.seconds, s.fps());
+  if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
+  std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), s.backend_reason.c_str());
+  std::printf("  output:  %s\n", c.output.dir.string().c_str());
+  for (const auto& f : s.failures) std::printf("  failed:  %s\n", f.message.c_str());
+  if (s.interrupted) {
+    std::printf("  interrupted: %zu frame(s) not processed\n", s.skipped);
+    return kInterrupted;
+  }
+  return s.failed > 0 ? kFramesFailed : kOk;
+}
+
+int cmd_info(const InfoOptions& o) {
+  const Config c = effective_config(o.config, o.sets, {});
+  setup_logging(c.logging.level);
+  const PlatformInfo p = probe_platform();
+  std::printf("depthmask %s\n", DEPTHMASK_VERSION);
+  std::printf("CUDA in this build: %s\n", p.cuda_built ? "yes" : "no");
+  if (p.cuda_built) {
+    std::printf("CUDA runtime: %s   driver: %s\n", cuda_version_string(p.runtime_version).c_str(),
+                cuda_version_string(p.driver_version).c_str());
+  }
+  if (p.devices.empty()) std::printf("devices: none (%s)\n", p.problem.c_str());
+  for (const DeviceInfo& d : p.devices) {
+    std::printf("device %d: %s\n", d.index, d.name.c_str());
+    std::printf("  compute capability      %d.%d (sm_%d%d)\n", d.cc_major, d.cc_minor, d.cc_major, d.cc_minor);
+    std::printf("  type                    %s\n", d.integrated ? "integrated (shares DRAM with the CPU)" : "discrete");
+    std::printf("  canMapHostMemory        %s\n", yes_no(d.can_map_host_memory).c_str());
+    std::printf("  hostRegisterSupported   %s\n", yes_no(d.host_register_supported).c_str());
+    std::printf("  managedMemory           %s\n", yes_no(d.managed_memory).c_str());
+    std::printf("  concurrentManagedAccess %s\n", yes_no(d.concurrent_managed_access).c_str());
+    std::printf("  pageableMemoryAccess    %s\n", yes_no(d.pageable_memory_access).c_str());
+    std::printf("  memory                  %s free of %s\n", gib(d.free_bytes).c_str(), gib(d.total_bytes).c_str());
+  }
+  BackendConfig autoreq = c.backend;
+  autoreq.kind = BackendKind::Auto;
+  const BackendChoice a = choose_backend(autoreq, p);
+  std::printf("auto picks: %s\n  why: %s\n", std::string(to_string(a.kind)).c_str(), a.reason.c_str());
+  if (c.backend.kind != BackendKind::Auto) {
+    try {
+      const BackendChoice r = choose_backend(c.backend, p);
+      std::printf("configured: %s (usable)\n", std::string(to_string(r.kind)).c_str());
+    } catch (const PlatformError& e) {
+      std::printf("configured: %s (NOT usable: %s)\n", std::string(to_string(c.backend.kind)).c_str(), e.what());
+      return kPlatform;
+    }
+  }
+  return kOk;
+}
+
+int cmd_synth(const SynthOptions& o) {
+  setup_logging("info");
+  int w = 0, h = 0;
+  char x = 0;
+  if (std::sscanf(o.size.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w <= 0 || h <= 0 ||
+      w > 16384 || h > 16384)
+    throw ConfigError("--size '" + o.size + "': expected WIDTHxHEIGHT such as 640x480 (1..16384 each)");
+  if (o.frames <= 0 || o.frames > 1000000) throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
+  write_synthetic_dataset(fs::path(o.output), o.frames, w, h);
+  std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames, w,
+              h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());
+  return kOk;
+}
+
+}  // namespace depthmask::app

@@ -1,0 +1,35 @@
+// The subcommands of the depthmask CLI. Each returns the process exit code.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace depthmask::app {
+
+// Exit codes (README): 0 all frames ok, 1 some failed, 2 usage/config, 3 platform, 130 interrupted.
+enum ExitCode : int { kOk = 0, kFramesFailed = 1, kUsage = 2, kPlatform = 3, kInterrupted = 130 };
+
+struct RunOptions {
+  std::optional<std::string> config;
+  std::optional<std::string> input, output, backend, on_error;
+  std::vector<std::string> sets;
+  bool print_config = false;
+};
+int cmd_run(const RunOptions& o, const std::atomic<bool>& stop);
+
+struct InfoOptions {
+  std::optional<std::string> config;
+  std::vector<std::string> sets;
+};
+int cmd_info(const InfoOptions& o);
+
+struct SynthOptions {
+  std::string output;
+  int frames = 8;
+  std::string size = "640x480";
+};
+int cmd_synth(const SynthOptions& o);
+
+}  // namespace depthmask::app

@@ -1,0 +1,85 @@
+// depthmask: masked float depth maps from RGB-D frames. The CLI is thin: it parses arguments, maps
+// exceptions to exit codes and leaves the work to depthmask_core.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include "commands.h"
+#include "depthmask/errors.h"
+#include "depthmask/logging.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace depthmask;
+  using namespace depthmask::app;
+
+  CLI::App cli{"depthmask: turns RGB-D frames (depth, mask, color, intrinsics) into masked float depth maps, on GPU or CPU"};
+  cli.require_subcommand(1);
+  cli.set_version_flag("--version", DEPTHMASK_VERSION);
+
+  RunOptions run;
+  auto* run_cmd = cli.add_subcommand("run", "Mask every frame of a dataset folder and write float depth maps");
+  run_cmd->add_option("-c,--config", run.config, "YAML configuration file")->check(CLI::ExistingFile);
+  run_cmd->add_option("-i,--input", run.input, "Input folder (sets input.root)");
+  run_cmd->add_option("-o,--output", run.output, "Output folder (sets output.dir)");
+  run_cmd->add_option("-b,--backend", run.backend, "auto | copy | zero_copy | managed | cpu (sets backend.kind)");
+  run_cmd->add_option("--set", run.sets, "Override a key: key.path=value (YAML value, e.g. mask.labels=[48,114])")
+      ->take_all();
+  run_cmd->add_option("--on-error", run.on_error, "skip | stop (sets run.on_error)");
+  run_cmd->add_flag("--print-config", run.print_config, "Print the effective configuration as YAML and exit");
+
+  InfoOptions info;
+  auto* info_cmd = cli.add_subcommand("info", "Probe the platform: CUDA versions, devices, which backend auto picks and why");
+  info_cmd->add_option("-c,--config", info.config, "YAML configuration file (its backend settings)")->check(CLI::ExistingFile);
+  info_cmd->add_option("--set", info.sets, "Override a key: key.path=value")->take_all();
+
+  SynthOptions synth;
+  auto* synth_cmd = cli.add_subcommand("synth", "Write a deterministic synthetic RGB-D dataset");
+  synth_cmd->add_option("-o,--output", synth.output, "Output folder")->required();
+  synth_cmd->add_option("-n,--frames", synth.frames, "Number of frames")->capture_default_str();
+  synth_cmd->add_option("-s,--size", synth.size, "Frame size WIDTHxHEIGHT")->capture_default_str();
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = cli.exit(e);
+    return rc == 0 ? kOk : kUsage;
+  }
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    setup_logging("info");
+    if (*run_cmd) return cmd_run(run, g_stop);
+    if (*info_cmd) return cmd_info(info);
+    if (*synth_cmd) return cmd_synth(synth);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "depthmask: configuration error: %s\n", e.what());
+    return kUsage;
+  } catch (const PlatformError& e) {
+    std::fprintf(stderr, "depthmask: platform error: %s\n", e.what());
+    return kPlatform;
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "depthmask: CUDA error: %s\n", e.what());
+    return kPlatform;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "depthmask: input error: %s\n", e.what());
+    return kFramesFailed;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "depthmask: output error: %s\n", e.what());
+    return kFramesFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "depthmask: error: %s\n", e.what());
+    return kFramesFailed;
+  }
+  return kUsage;
+}

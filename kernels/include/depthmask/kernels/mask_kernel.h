@@ -1,0 +1,50 @@
+// Launchers for the masking pass: the CUDA kernel and the CPU loop, over the same type-erased job.
+//
+// Plain C++ header (no CUDA headers): the stream is passed as the runtime's opaque CUstream_st*,
+// which is what cudaStream_t is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "depthmask/kernels/mask_rule.h"
+
+struct CUstream_st;
+
+namespace depthmask {
+
+enum class DepthType { U16, F32 };
+enum class MaskType { U8, U16 };
+
+// One frame's worth of pointers. Depth and mask are read, out (float32 metres) is written; all three
+// must have rows x cols pixels. Steps are in bytes, so ROIs of larger images are fine. For the GPU
+// launcher the pointers must be device-accessible (device, mapped or managed memory).
+struct MaskJob {
+  const void* depth = nullptr;
+  size_t depth_step = 0;
+  DepthType depth_type = DepthType::U16;
+  const void* mask = nullptr;
+  size_t mask_step = 0;
+  MaskType mask_type = MaskType::U8;
+  float* out = nullptr;
+  size_t out_step = 0;
+  int rows = 0;
+  int cols = 0;
+};
+
+// Throws std::invalid_argument describing the first problem (null pointer, step shorter than a row,
+// negative size). An empty job (rows or cols 0) is valid and does nothing.
+void validate(const MaskJob& job);
+
+// The CPU loop: the same per-pixel rule, rows spread over cores with oneTBB.
+void mask_cpu(const MaskJob& job, const MaskParams& params);
+
+// True when this build carries the CUDA kernel.
+bool have_cuda_kernels() noexcept;
+
+// Enqueues the masking kernel on `stream` and checks the launch (cudaGetLastError); never
+// synchronises. Throws CudaError on a launch failure, std::invalid_argument on a bad job, and
+// PlatformError when the build has no CUDA kernels.
+void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stream);
+
+}  // namespace depthmask

@@ -1,0 +1,89 @@
+// The per-pixel masking rule, shared by the CUDA kernel and the CPU loop.
+//
+// This header is the single definition of what one output pixel is. Both loops include it and call
+// the same inline functions, so CPU and GPU results are bit-identical by construction: the rule only
+// converts and multiplies (raw * scale), compares and selects — there is no a*b+c that nvcc could
+// contract into an FMA while g++ does not. Keep it that way; if the rule ever adds an offset, write
+// fmaf() explicitly.
+//
+// Safe to include from plain C++ (no CUDA headers needed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#define DM_HD __host__ __device__
+#else
+#define DM_HD
+#endif
+
+namespace depthmask {
+
+// Most labels a `mask.labels` list may hold. Fixed so the parameter block is a plain value that can be
+// passed to a kernel by value (no device allocation per frame).
+inline constexpr int kMaxLabels = 64;
+
+// Everything the rule needs besides the two input pixels. Trivially copyable; passed by value.
+struct MaskParams {
+  float scale = 0.001f;     // metres per raw unit, for 16-bit depth (ignored for float depth)
+  float min_m = 0.0f;       // keep depth in [min_m, max_m], inclusive
+  float max_m = 10.0f;
+  float invalid = 0.0f;     // written where the pixel is not kept (may be NaN)
+  uint32_t threshold = 0;   // keep where mask > threshold (when no labels are given)
+  int32_t label_count = 0;  // keep where mask is one of labels[0..label_count)
+  uint32_t labels[kMaxLabels] = {};
+  bool invert = false;      // applied to the mask test, last
+};
+
+// A 2-D image view: pointer, row step in bytes, rows, cols. Non-owning, trivially copyable; works
+// for host, mapped and device memory alike, and for ROIs of larger (pitched) images.
+template <class T>
+struct ImageView {
+  T* data = nullptr;
+  size_t step = 0;  // bytes between the starts of consecutive rows
+  int rows = 0;
+  int cols = 0;
+
+  DM_HD T* row(int y) const {
+    return reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(const_cast<std::remove_cv_t<T>*>(data)) +
+                                static_cast<size_t>(y) * step);
+  }
+  DM_HD bool empty() const { return data == nullptr || rows <= 0 || cols <= 0; }
+};
+
+// The mask test: label set when labels are given, else threshold; invert last.
+DM_HD inline bool mask_keeps(uint32_t m, const MaskParams& p) {
+  bool keep;
+  if (p.label_count > 0) {
+    keep = false;
+    for (int i = 0; i < p.label_count; ++i) keep = keep || (m == p.labels[i]);
+  } else {
+    keep = m > p.threshold;
+  }
+  return keep != p.invert;
+}
+
+// True for finite x. Written with comparisons only so host and device agree without <cmath>:
+// NaN fails both comparisons, +-inf fails one.
+DM_HD inline bool finite_f(float x) { return x >= -3.402823466e+38f && x <= 3.402823466e+38f; }
+
+// Depth in metres from a raw 16-bit value; 0 means "no measurement" and stays 0.
+DM_HD inline float depth_metres(uint16_t raw, const MaskParams& p) { return static_cast<float>(raw) * p.scale; }
+// Depth already in metres (float input): passed through.
+DM_HD inline float depth_metres(float metres, const MaskParams&) { return metres; }
+
+// Validity of the *input* sample: 16-bit needs raw > 0; float needs finite and > 0.
+DM_HD inline bool depth_valid(uint16_t raw) { return raw > 0; }
+DM_HD inline bool depth_valid(float metres) { return finite_f(metres) && metres > 0.0f; }
+
+// One output pixel. DepthT is uint16_t (raw units) or float (metres); MaskT is uint8_t or uint16_t.
+template <class DepthT, class MaskT>
+DM_HD inline float mask_pixel(DepthT depth, MaskT mask, const MaskParams& p) {
+  const float d = depth_metres(depth, p);
+  const bool keep = depth_valid(depth) && d >= p.min_m && d <= p.max_m && mask_keeps(static_cast<uint32_t>(mask), p);
+  return keep ? d : p.invalid;
+}
+
+}  // namespace depthmask

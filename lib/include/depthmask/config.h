@@ -1,0 +1,110 @@
+// The run configuration: plain structs filled from YAML and command-line overrides.
+//
+// All YAML handling lives in config.cpp; everything else takes these structs. Every enum has
+// to_string/parse so logs and errors speak the YAML's words.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "depthmask/intrinsics.h"
+
+namespace depthmask {
+
+enum class BackendKind { Auto, Copy, ZeroCopy, Managed, Cpu };
+enum class OnError { Skip, Stop };
+enum class OutputFormat { Tiff, Npy };
+
+std::string_view to_string(BackendKind k);
+std::string_view to_string(OnError e);
+std::string_view to_string(OutputFormat f);
+// parse_*: nullopt when the word is not one of the allowed values.
+std::optional<BackendKind> parse_backend_kind(std::string_view s);
+std::optional<OnError> parse_on_error(std::string_view s);
+std::optional<OutputFormat> parse_output_format(std::string_view s);
+// The allowed words, comma separated, for messages.
+std::string allowed_backend_kinds();
+
+struct InputConfig {
+  std::filesystem::path root = ".";
+  std::string depth = "depth/{id}.png";  // drives the frame list
+  std::string mask = "mask/{id}.png";
+  std::string color = "color/{id}.png";  // optional: frames without a color file get none
+  std::filesystem::path intrinsics_file;  // empty: none, or given inline
+  std::optional<Intrinsics> intrinsics;   // inline {fx, fy, cx, cy}, or read from intrinsics_file
+};
+
+struct DepthConfig {
+  double scale = 0.001;  // metres per raw unit (16-bit input)
+  double min = 0.0;      // metres, inclusive
+  double max = 10.0;
+};
+
+struct MaskConfig {
+  uint32_t threshold = 0;         // keep where mask > threshold (raw mask units) ...
+  std::vector<uint32_t> labels;   // ... or, when non-empty, where mask is one of these
+  bool invert = false;            // applied last
+};
+
+struct OutputConfig {
+  std::filesystem::path dir = "out";
+  std::vector<OutputFormat> formats{OutputFormat::Tiff};
+  float invalid = 0.0f;  // 0, NaN or any number
+  bool preview = false;
+  bool fsync = false;    // fsync each file before the rename that publishes it
+};
+
+struct BackendConfig {
+  BackendKind kind = BackendKind::Auto;
+  int device = 0;
+};
+
+struct RunConfig {
+  OnError on_error = OnError::Skip;
+};
+
+struct LoggingConfig {
+  std::string level = "info";  // trace | debug | info | warn | error | off
+};
+
+struct Config {
+  InputConfig input;
+  DepthConfig depth;
+  MaskConfig mask;
+  OutputConfig output;
+  BackendConfig backend;
+  RunConfig run;
+  LoggingConfig logging;
+};
+
+// One `key.path=value` override. `origin` names where it came from ("--set", "--input") for messages.
+struct Override {
+  std::string key;
+  std::string value;  // parsed as a YAML scalar or flow value
+  std::string origin = "--set";
+  bool literal = false;  // take value as a plain string (paths from dedicated flags), not YAML
+};
+
+// Splits "key.path=value"; throws ConfigError when there is no '=' or the key is empty.
+Override parse_override(const std::string& text, const std::string& origin = "--set");
+
+// Builds the effective configuration: defaults < YAML file (when given) < overrides, in order.
+// Relative paths in the file resolve against the file's folder, those in overrides against `cwd`.
+// Reads input.intrinsics when it names a file. Throws ConfigError naming the key, the YAML line and
+// the allowed values.
+Config load_config(const std::optional<std::filesystem::path>& file, const std::vector<Override>& overrides,
+                   const std::filesystem::path& cwd = std::filesystem::current_path());
+
+// The configuration as YAML (what --print-config shows). Paths are written relative to `relative_to`
+// when given, absolute otherwise.
+std::string to_yaml(const Config& config, const std::optional<std::filesystem::path>& relative_to = std::nullopt);
+
+// Intrinsics as the small YAML file `synth` writes and read_intrinsics_file reads.
+std::string intrinsics_to_yaml(const Intrinsics& k);
+Intrinsics parse_intrinsics_yaml(const std::string& text, const std::string& name);
+
+}  // namespace depthmask

@@ -1,0 +1,59 @@
+// One frame's host images, decoded straight into buffers owned by the memory backend, and the
+// masking step over them. A FrameSlot is reused frame after frame: its buffers only grow, so a run of
+// same-sized frames allocates once.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "depthmask/backend.h"
+#include "depthmask/dataset.h"
+#include "depthmask/kernels/mask_rule.h"
+
+namespace depthmask {
+
+class FrameSlot {
+ public:
+  explicit FrameSlot(MemoryBackend& backend) : backend_(&backend) {}
+
+  // Headers on the buffers' host memory (valid after load/prepare until the next one).
+  const cv::Mat& depth() const { return depth_; }  // CV_16UC1 raw units or CV_32FC1 metres
+  const cv::Mat& mask() const { return mask_; }    // CV_8UC1 or CV_16UC1
+  const cv::Mat& color() const { return color_; }  // CV_8UC3 BGR, or empty
+  const cv::Mat& out() const { return out_; }      // CV_32FC1 metres, after mask()
+
+  // Decodes the frame's files (color only when want_color). Throws InputError naming the file and
+  // what was expected.
+  void load(const FrameEntry& frame, bool want_color);
+
+  // Fills the slot from images already in memory (synthetic sources, tests): copies into the
+  // backend buffers. Same checks as load().
+  void set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color = cv::Mat());
+
+  // Runs the masking pass on the backend (GPU kernel or CPU loop) and leaves the result in out(),
+  // ready to read on the host.
+  void run_mask(const MaskParams& params);
+
+ private:
+  void decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf, cv::Mat& hdr);
+  void adopt(const cv::Mat& src, Buffer& buf, cv::Mat& hdr);
+  void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
+
+  MemoryBackend* backend_;
+  Buffer depth_buf_, mask_buf_, out_buf_;
+  cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
+  cv::Mat depth_hdr_, mask_hdr_;          // headers on the buffers with the last frame's shape: imdecode targets
+  std::vector<uint8_t> file_bytes_;  // reused read buffer
+};
+
+// Checks an image's pixel type for its role; throws InputError naming the file and the expected types.
+void check_depth_type(const cv::Mat& m, const std::string& file);
+void check_mask_type(const cv::Mat& m, const std::string& file);
+
+// The per-pixel rule's parameters from the configuration.
+struct Config;
+MaskParams mask_params(const Config& config);
+
+}  // namespace depthmask

@@ -1,0 +1,25 @@
+// Pinhole camera intrinsics.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace depthmask {
+
+struct Intrinsics {
+  double fx = 0, fy = 0, cx = 0, cy = 0;
+  int width = 0, height = 0;  // 0 when the source does not say
+
+  bool valid() const { return fx > 0 && fy > 0; }
+};
+
+// Reads a text file holding a 3x3 row-major K (whitespace or comma separated, '#' comments allowed),
+// as tsdf-fusion / 7-Scenes / ARC `camera-intrinsics.txt` and FoundationPose `cam_K.txt` do.
+// Throws InputError naming the file and what was wrong.
+Intrinsics read_intrinsics_k_text(const std::filesystem::path& file);
+
+// Reads intrinsics from a file: YAML (`.yaml`/`.yml`, keys fx fy cx cy [width height]) or a 3x3 K text
+// file (anything else). Throws InputError naming the file.
+Intrinsics read_intrinsics_file(const std::filesystem::path& file);
+
+}  // namespace depthmask

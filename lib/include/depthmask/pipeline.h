@@ -1,0 +1,51 @@
+// The batch run: list frames, load each into backend buffers, mask, write outputs; record failures
+// and keep going (or stop, per run.on_error); report progress to an observer.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "depthmask/backend.h"
+#include "depthmask/config.h"
+#include "depthmask/dataset.h"
+#include "depthmask/platform.h"
+
+namespace depthmask {
+
+struct FrameFailure {
+  std::string id;
+  std::string message;  // names the file and what was expected
+};
+
+struct RunSummary {
+  size_t total = 0;    // frames listed
+  size_t ok = 0;
+  size_t failed = 0;
+  size_t skipped = 0;  // not attempted: stopped at an error (on_error: stop) or interrupted
+  size_t unmatched_files = 0;
+  double seconds = 0;
+  bool interrupted = false;
+  BackendKind backend = BackendKind::Cpu;
+  std::string backend_reason;
+  std::vector<FrameFailure> failures;
+
+  double fps() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0.0; }
+};
+
+// What the caller (the CLI) sees as the run goes. Called on the thread that calls run_batch.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_start(const DatasetListing& /*listing*/) {}
+  virtual void on_frame(const FrameEntry& /*frame*/, size_t /*done*/, size_t /*total*/, const FrameFailure* /*failure*/) {}
+};
+
+// Runs the batch. `stop` (optional) is polled between frames (set it from a signal handler);
+// frames not yet started then count as skipped and the summary says interrupted. Throws InputError
+// when no frame can be listed and OutputError when the output folder cannot be written at all.
+RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice,
+                     RunObserver* observer = nullptr, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace depthmask

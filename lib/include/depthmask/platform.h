@@ -1,0 +1,50 @@
+// The platform probe (what `depthmask info` prints) and the choice `backend.kind: auto` makes from it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "depthmask/config.h"
+
+namespace depthmask {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  bool integrated = false;                 // cudaDevAttrIntegrated: shares DRAM with the CPU (Jetson)
+  bool can_map_host_memory = false;        // cudaDevAttrCanMapHostMemory: zero-copy possible
+  bool host_register_supported = false;    // cudaDevAttrHostRegisterSupported
+  bool managed_memory = false;             // cudaDevAttrManagedMemory
+  bool concurrent_managed_access = false;  // cudaDevAttrConcurrentManagedAccess: prefetch, CPU+GPU at once
+  bool pageable_memory_access = false;     // cudaDevAttrPageableMemoryAccess: GPU reads plain malloc memory
+  size_t free_bytes = 0, total_bytes = 0;
+};
+
+struct PlatformInfo {
+  bool cuda_built = false;   // this binary carries CUDA kernels
+  int runtime_version = 0;   // CUDART_VERSION style, e.g. 13000
+  int driver_version = 0;    // 0 when there is no driver
+  std::string problem;       // why no device is usable, when devices is empty
+  std::vector<DeviceInfo> devices;
+};
+
+// Queries the CUDA driver and every device. Never throws: problems land in `problem`.
+PlatformInfo probe_platform();
+
+// "13.0" from 13000.
+std::string cuda_version_string(int v);
+
+struct BackendChoice {
+  BackendKind kind = BackendKind::Cpu;
+  int device = 0;
+  std::string reason;  // one sentence, logged and printed in the summary
+  bool degraded = false;  // auto fell back to cpu for lack of a GPU: worth a warning
+};
+
+// Maps the requested backend and the probe to a concrete backend and says why. An explicit GPU
+// backend the platform cannot provide throws PlatformError (never a silent downgrade).
+BackendChoice choose_backend(const BackendConfig& requested, const PlatformInfo& platform);
+
+}  // namespace depthmask

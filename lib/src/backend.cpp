@@ -1,0 +1,111 @@
+#include "depthmask/backend.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "depthmask/errors.h"
+#include "detail/backends.h"
+
+namespace depthmask {
+
+std::string_view to_string(Head h) {
+  switch (h) {
+    case Head::Uninitialized: return "uninitialized";
+    case Head::AtHost: return "at_host";
+    case Head::AtDevice: return "at_device";
+    case Head::Synced: return "synced";
+  }
+  return "?";
+}
+
+Buffer::Buffer(Buffer&& o) noexcept
+    : owner_(std::exchange(o.owner_, nullptr)), block_(std::exchange(o.block_, Block{})), head_(std::exchange(o.head_, Head::Uninitialized)) {}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    owner_ = std::exchange(o.owner_, nullptr);
+    block_ = std::exchange(o.block_, Block{});
+    head_ = std::exchange(o.head_, Head::Uninitialized);
+  }
+  return *this;
+}
+
+Buffer::~Buffer() { release(); }
+
+void Buffer::release() noexcept {
+  if (owner_ != nullptr && block_.bytes > 0) owner_->deallocate(block_);
+  owner_ = nullptr;
+  block_ = Block{};
+  head_ = Head::Uninitialized;
+}
+
+void Buffer::host_written() {
+  if (block_.bytes == 0) return;
+  head_ = owner_->shares_memory() ? Head::Synced : Head::AtHost;
+}
+
+void Buffer::device_written() {
+  if (block_.bytes == 0) return;
+  DM_EXPECT(owner_->device_executes(), std::logic_error, "device_written() on a buffer of a backend without a device");
+  head_ = owner_->shares_memory() ? Head::Synced : Head::AtDevice;
+}
+
+void Buffer::to_device() {
+  if (block_.bytes == 0 || !owner_->device_executes()) return;
+  if (owner_->shares_memory()) {
+    owner_->do_prefetch_device(block_);
+    head_ = Head::Synced;
+  } else if (head_ == Head::AtHost) {
+    owner_->do_to_device(block_);
+    head_ = Head::Synced;
+  }
+}
+
+void Buffer::to_host() {
+  if (block_.bytes == 0 || !owner_->device_executes()) return;
+  if (owner_->shares_memory()) {
+    owner_->do_prefetch_host(block_);
+    head_ = Head::Synced;
+  } else if (head_ == Head::AtDevice) {
+    owner_->do_to_host(block_);
+    head_ = Head::Synced;
+  }
+}
+
+Buffer MemoryBackend::allocate(size_t bytes) {
+  if (bytes == 0) return Buffer(this, Block{});
+  Block b = do_allocate(bytes);
+  b.bytes = bytes;
+  ++stats_.allocations;
+  stats_.live_bytes += bytes;
+  if (stats_.live_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.live_bytes;
+  return Buffer(this, b);
+}
+
+void MemoryBackend::deallocate(Block b) noexcept {
+  do_deallocate(b);
+  ++stats_.deallocations;
+  stats_.live_bytes -= b.bytes;
+}
+
+std::unique_ptr<MemoryBackend> make_backend(const BackendChoice& choice, const PlatformInfo& platform) {
+  if (choice.kind == BackendKind::Cpu) return detail::make_cpu_backend();
+  DM_EXPECT(platform.cuda_built, PlatformError,
+            "backend '" << to_string(choice.kind) << "' needs CUDA, but this depthmask was built without it; use backend.kind: cpu");
+  DM_EXPECT(choice.device >= 0 && static_cast<size_t>(choice.device) < platform.devices.size(), PlatformError,
+            "backend '" << to_string(choice.kind) << "' asks for CUDA device " << choice.device << ", but "
+                        << platform.devices.size() << " device(s) are usable"
+                        << (platform.problem.empty() ? "" : " (" + platform.problem + ")"));
+  const DeviceInfo& dev = platform.devices[static_cast<size_t>(choice.device)];
+  switch (choice.kind) {
+    case BackendKind::Copy: return detail::make_copy_backend(dev);
+    case BackendKind::ZeroCopy: return detail::make_zero_copy_backend(dev);
+    case BackendKind::Managed: return detail::make_managed_backend(dev);
+    default: break;
+  }
+  throw PlatformError("backend kind '" + std::string(to_string(choice.kind)) + "' is not a concrete backend; resolve it with choose_backend() first");
+}
+
+}  // namespace depthmask

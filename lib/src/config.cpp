@@ -1,0 +1,478 @@
+// All YAML parsing, validation and printing of depthmask's configuration: the one file that uses
+// yaml-cpp. Errors name the key (dotted path), where it came from (file and line, or the override)
+// and, for enums, the allowed values.
+#include "depthmask/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "depthmask/errors.h"
+#include "depthmask/kernels/mask_rule.h"
+
+namespace fs = std::filesystem;
+
+namespace depthmask {
+
+// ---------------------------------------------------------------------------------------------------
+// enums
+
+std::string_view to_string(BackendKind k) {
+  switch (k) {
+    case BackendKind::Auto: return "auto";
+    case BackendKind::Copy: return "copy";
+    case BackendKind::ZeroCopy: return "zero_copy";
+    case BackendKind::Managed: return "managed";
+    case BackendKind::Cpu: return "cpu";
+  }
+  return "?";
+}
+std::string_view to_string(OnError e) { return e == OnError::Skip ? "skip" : "stop"; }
+std::string_view to_string(OutputFormat f) { return f == OutputFormat::Tiff ? "tiff" : "npy"; }
+
+std::optional<BackendKind> parse_backend_kind(std::string_view s) {
+  for (auto k : {BackendKind::Auto, BackendKind::Copy, BackendKind::ZeroCopy, BackendKind::Managed, BackendKind::Cpu})
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+std::optional<OnError> parse_on_error(std::string_view s) {
+  for (auto e : {OnError::Skip, OnError::Stop})
+    if (s == to_string(e)) return e;
+  return std::nullopt;
+}
+std::optional<OutputFormat> parse_output_format(std::string_view s) {
+  for (auto f : {OutputFormat::Tiff, OutputFormat::Npy})
+    if (s == to_string(f)) return f;
+  return std::nullopt;
+}
+std::string allowed_backend_kinds() { return "auto, copy, zero_copy, managed, cpu"; }
+
+namespace {
+
+const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+
+// ---------------------------------------------------------------------------------------------------
+// where a value came from
+
+struct Origin {
+  std::string name;  // the file as given, or the override text
+  fs::path base;     // relative paths resolve against this
+  bool is_file = true;
+};
+
+class Reader {
+ public:
+  explicit Reader(const Origin& o) : o_(o) {}
+
+  std::string where(const YAML::Node& n) const {
+    if (!o_.is_file) return "in " + o_.name;
+    const YAML::Mark m = n.Mark();
+    if (m.is_null()) return "in " + o_.name;
+    return "at " + o_.name + " line " + std::to_string(m.line + 1);
+  }
+
+  [[noreturn]] void fail(const std::string& key, const YAML::Node& n, const std::string& what) const {
+    throw ConfigError("config key '" + key + "' " + where(n) + ": " + what);
+  }
+
+  static std::string scalar_text(const YAML::Node& n) {
+    if (n.IsScalar()) return "'" + n.Scalar() + "'";
+    if (n.IsSequence()) return "a list";
+    if (n.IsMap()) return "a map";
+    return "nothing";
+  }
+
+  void expect_map(const std::string& key, const YAML::Node& n) const {
+    if (!n.IsMap()) fail(key, n, "expected a map of keys, got " + scalar_text(n));
+  }
+
+  // Calls f(subkey, value) for each entry of a map, rejecting keys not in `allowed`.
+  template <class F>
+  void each(const std::string& prefix, const YAML::Node& map, std::initializer_list<const char*> allowed, F&& f) const {
+    expect_map(prefix, map);
+    for (const auto& kv : map) {
+      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      const std::string full = prefix.empty() ? k : prefix + "." + k;
+      if (std::find_if(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; }) == allowed.end()) {
+        std::string list;
+        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        throw ConfigError("unknown config key '" + full + "' " + where(kv.first) + "; allowed keys" +
+                          (prefix.empty() ? "" : " in '" + prefix + "'") + ": " + list);
+      }
+      f(k, full, kv.second);
+    }
+  }
+
+  std::string str(const std::string& key, const YAML::Node& n) const {
+    if (!n.IsScalar()) fail(key, n, "expected a string, got " + scalar_text(n));
+    return n.Scalar();
+  }
+
+  double number(const std::string& key, const YAML::Node& n) const {
+    if (!n.IsScalar()) fail(key, n, "expected a number, got " + scalar_text(n));
+    const std::string s = lower(n.Scalar());
+    if (s == "nan" || s == ".nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == ".inf" || s == "inf" || s == "+.inf") return std::numeric_limits<double>::infinity();
+    if (s == "-.inf" || s == "-inf") return -std::numeric_limits<double>::infinity();
+    std::istringstream is(n.Scalar());
+    is.imbue(std::locale::classic());
+    double v = 0;
+    if (!(is >> v) || !(is >> std::ws).eof()) fail(key, n, "expected a number, got '" + n.Scalar() + "'");
+    return v;
+  }
+
+  double finite_number(const std::string& key, const YAML::Node& n) const {
+    const double v = number(key, n);
+    if (!std::isfinite(v)) fail(key, n, "expected a finite number, got '" + n.Scalar() + "'");
+    return v;
+  }
+
+  int64_t integer(const std::string& key, const YAML::Node& n, int64_t lo, int64_t hi) const {
+    if (!n.IsScalar()) fail(key, n, "expected an integer, got " + scalar_text(n));
+    std::istringstream is(n.Scalar());
+    int64_t v = 0;
+    if (!(is >> v) || !(is >> std::ws).eof())
+      fail(key, n, "expected an integer, got '" + n.Scalar() + "'");
+    if (v < lo || v > hi)
+      fail(key, n, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
+    return v;
+  }
+
+  bool boolean(const std::string& key, const YAML::Node& n) const {
+    if (n.IsScalar()) {
+      const std::string s = lower(n.Scalar());
+      if (s == "true" || s == "yes" || s == "on") return true;
+      if (s == "false" || s == "no" || s == "off") return false;
+    }
+    fail(key, n, "expected true or false, got " + scalar_text(n));
+  }
+
+  template <class E, class P>
+  E enumeration(const std::string& key, const YAML::Node& n, P parse, const std::string& allowed) const {
+    if (n.IsScalar())
+      if (auto v = parse(n.Scalar())) return *v;
+    fail(key, n, "invalid value " + scalar_text(n) + "; allowed values: " + allowed);
+  }
+
+  fs::path path(const std::string& key, const YAML::Node& n) const {
+    const std::string s = str(key, n);
+    if (s.empty()) fail(key, n, "expected a path, got an empty string");
+    fs::path p(s);
+    return p.is_absolute() ? p.lexically_normal() : (o_.base / p).lexically_normal();
+  }
+
+  static std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  }
+
+ private:
+  const Origin& o_;
+};
+
+std::string check_pattern(const Reader& r, const std::string& key, const YAML::Node& n, bool allow_empty) {
+  const std::string s = r.str(key, n);
+  if (s.empty() && allow_empty) return s;
+  size_t count = 0;
+  for (size_t pos = s.find("{id}"); pos != std::string::npos; pos = s.find("{id}", pos + 4)) ++count;
+  if (count != 1)
+    r.fail(key, n, "a file pattern needs exactly one '{id}', got '" + s + "'");
+  if (fs::path(s).is_absolute()) r.fail(key, n, "a file pattern is relative to input.root, got the absolute '" + s + "'");
+  return s;
+}
+
+Intrinsics read_intrinsics_map(const Reader& r, const std::string& prefix, const YAML::Node& n) {
+  Intrinsics k;
+  bool seen[4] = {false, false, false, false};
+  r.each(prefix, n, {"fx", "fy", "cx", "cy", "width", "height"}, [&](const std::string& sub, const std::string& full, const YAML::Node& v) {
+    if (sub == "fx") k.fx = r.finite_number(full, v), seen[0] = true;
+    else if (sub == "fy") k.fy = r.finite_number(full, v), seen[1] = true;
+    else if (sub == "cx") k.cx = r.finite_number(full, v), seen[2] = true;
+    else if (sub == "cy") k.cy = r.finite_number(full, v), seen[3] = true;
+    else if (sub == "width") k.width = static_cast<int>(r.integer(full, v, 0, 1 << 20));
+    else k.height = static_cast<int>(r.integer(full, v, 0, 1 << 20));
+  });
+  const char* names[] = {"fx", "fy", "cx", "cy"};
+  for (int i = 0; i < 4; ++i)
+    if (!seen[i]) r.fail(prefix, n, std::string("intrinsics need fx, fy, cx and cy; '") + names[i] + "' is missing");
+  if (!(k.fx > 0) || !(k.fy > 0)) r.fail(prefix, n, "fx and fy must be positive");
+  return k;
+}
+
+void apply(Config& c, const YAML::Node& root, const Origin& o) {
+  const Reader r(o);
+  if (!root || root.IsNull()) return;  // an empty file: defaults
+  r.each("", root, {"input", "depth", "mask", "output", "backend", "run", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
+    if (section == "input") {
+      r.each("input", s, {"root", "depth", "mask", "color", "intrinsics"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "root") c.input.root = r.path(full, v);
+        else if (k == "depth") c.input.depth = check_pattern(r, full, v, false);
+        else if (k == "mask") c.input.mask = check_pattern(r, full, v, false);
+        else if (k == "color") c.input.color = v.IsNull() ? std::string() : check_pattern(r, full, v, true);
+        else if (v.IsNull()) c.input.intrinsics_file.clear(), c.input.intrinsics.reset();
+        else if (v.IsMap()) c.input.intrinsics_file.clear(), c.input.intrinsics = read_intrinsics_map(r, full, v);
+        else c.input.intrinsics_file = r.path(full, v), c.input.intrinsics.reset();
+      });
+    } else if (section == "depth") {
+      r.each("depth", s, {"scale", "min", "max"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        const double x = r.finite_number(full, v);
+        if (k == "scale") {
+          if (!(x > 0)) r.fail(full, v, "metres per raw unit must be positive, got " + v.Scalar());
+          c.depth.scale = x;
+        } else if (k == "min") {
+          if (x < 0) r.fail(full, v, "must be >= 0 metres, got " + v.Scalar());
+          c.depth.min = x;
+        } else {
+          if (!(x > 0)) r.fail(full, v, "must be > 0 metres, got " + v.Scalar());
+          c.depth.max = x;
+        }
+      });
+    } else if (section == "mask") {
+      r.each("mask", s, {"threshold", "labels", "invert"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "threshold") c.mask.threshold = static_cast<uint32_t>(r.integer(full, v, 0, 65535));
+        else if (k == "invert") c.mask.invert = r.boolean(full, v);
+        else {
+          c.mask.labels.clear();
+          if (v.IsNull()) return;
+          if (v.IsScalar()) {
+            c.mask.labels.push_back(static_cast<uint32_t>(r.integer(full, v, 0, 65535)));
+            return;
+          }
+          if (!v.IsSequence()) r.fail(full, v, "expected a list of label values such as [48, 114], got " + Reader::scalar_text(v));
+          if (v.size() > static_cast<size_t>(kMaxLabels))
+            r.fail(full, v, "at most " + std::to_string(kMaxLabels) + " labels are supported, got " + std::to_string(v.size()));
+          for (const auto& e : v) c.mask.labels.push_back(static_cast<uint32_t>(r.integer(full, e, 0, 65535)));
+        }
+      });
+    } else if (section == "output") {
+      r.each("output", s, {"dir", "format", "invalid", "preview", "fsync"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "dir") c.output.dir = r.path(full, v);
+        else if (k == "preview") c.output.preview = r.boolean(full, v);
+        else if (k == "fsync") c.output.fsync = r.boolean(full, v);
+        else if (k == "invalid") {
+          const double x = r.number(full, v);
+          if (std::isinf(x)) r.fail(full, v, "expected 0, nan or a finite number, got '" + v.Scalar() + "'");
+          c.output.invalid = static_cast<float>(x);
+        } else {
+          std::vector<OutputFormat> f;
+          auto one = [&](const YAML::Node& e) {
+            const auto x = r.enumeration<OutputFormat>(full, e, parse_output_format, "tiff, npy");
+            if (std::find(f.begin(), f.end(), x) == f.end()) f.push_back(x);
+          };
+          if (v.IsSequence()) for (const auto& e : v) one(e);
+          else one(v);
+          if (f.empty()) r.fail(full, v, "needs at least one format; allowed values: tiff, npy");
+          c.output.formats = f;
+        }
+      });
+    } else if (section == "backend") {
+      r.each("backend", s, {"kind", "device"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "kind") c.backend.kind = r.enumeration<BackendKind>(full, v, parse_backend_kind, allowed_backend_kinds());
+        else c.backend.device = static_cast<int>(r.integer(full, v, 0, 1023));
+      });
+    } else if (section == "run") {
+      r.each("run", s, {"on_error"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
+        c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
+      });
+    } else {
+      r.each("logging", s, {"level"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
+        const std::string lv = Reader::lower(r.str(full, v));
+        if (std::find(std::begin(kLogLevels), std::end(kLogLevels), lv) == std::end(kLogLevels))
+          r.fail(full, v, "invalid value '" + v.Scalar() + "'; allowed values: trace, debug, info, warn, error, off");
+        c.logging.level = lv;
+      });
+    }
+  });
+}
+
+YAML::Node load_yaml_text(const std::string& text, const std::string& name) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(name + " line " + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+  }
+}
+
+std::string read_text(const fs::path& file, const char* what) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(std::string("cannot read ") + what + " '" + file.string() + "': no such file or not readable");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Override parse_override(const std::string& text, const std::string& origin) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(origin + " '" + text + "': expected key.path=value, e.g. --set mask.labels=[48,114]");
+  return Override{text.substr(0, eq), text.substr(eq + 1), origin};
+}
+
+Config load_config(const std::optional<fs::path>& file, const std::vector<Override>& overrides, const fs::path& cwd) {
+  Config c;
+  c.input.root = cwd;
+  c.output.dir = cwd / "out";
+  if (file) {
+    const fs::path abs = file->is_absolute() ? *file : (cwd / *file);
+    const YAML::Node root = load_yaml_text(read_text(abs, "config file"), file->string());
+    if (root && !root.IsNull() && !root.IsMap())
+      throw ConfigError(file->string() + ": the top level must be a map of sections (input, depth, mask, output, backend, run, logging)");
+    const fs::path base = abs.parent_path();
+    c.input.root = base;
+    c.output.dir = base / "out";
+    apply(c, root, Origin{file->string(), base, true});
+  }
+  for (const Override& ov : overrides) {
+    const std::string label = ov.origin == "--set" ? "--set " + ov.key + "=" + ov.value : ov.origin + " " + ov.value;
+    if (ov.key.empty() || ov.key.front() == '.' || ov.key.back() == '.' || ov.key.find("..") != std::string::npos)
+      throw ConfigError("in " + label + ": '" + ov.key + "' is not a key path such as mask.labels");
+    if (ov.value.empty()) throw ConfigError("in " + label + ": no value after '='");
+    YAML::Node value = ov.literal ? YAML::Node(ov.value) : load_yaml_text(ov.value, label);
+    // Nest the value under the dotted key: a.b.c=v becomes {a: {b: {c: v}}}.
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+      const size_t dot = ov.key.find('.', start);
+      parts.push_back(ov.key.substr(start, dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    YAML::Node node = value;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+      YAML::Node m(YAML::NodeType::Map);
+      m[*it] = node;
+      node = m;
+    }
+    apply(c, node, Origin{label, cwd, false});
+  }
+  if (c.depth.min > c.depth.max)
+    throw ConfigError("config keys 'depth.min' (" + std::to_string(c.depth.min) + ") and 'depth.max' (" +
+                      std::to_string(c.depth.max) + "): min must not exceed max");
+  if (!c.input.intrinsics_file.empty()) {
+    try {
+      c.input.intrinsics = read_intrinsics_file(c.input.intrinsics_file);
+    } catch (const Error& e) {
+      throw ConfigError(std::string("config key 'input.intrinsics': ") + e.what());
+    }
+  }
+  return c;
+}
+
+namespace {
+std::string show_path(const fs::path& p, const std::optional<fs::path>& rel) {
+  if (!rel) return p.string();
+  const fs::path r = p.lexically_relative(*rel);
+  return r.empty() ? p.string() : r.string();
+}
+
+void emit_number(YAML::Emitter& e, double v) {
+  if (std::isnan(v)) {
+    e << ".nan";
+    return;
+  }
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.precision(9);
+  os << v;
+  e << os.str();
+}
+}  // namespace
+
+std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to) {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "input" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "root" << YAML::Value << show_path(c.input.root, relative_to);
+  e << YAML::Key << "depth" << YAML::Value << YAML::DoubleQuoted << c.input.depth;
+  e << YAML::Key << "mask" << YAML::Value << YAML::DoubleQuoted << c.input.mask;
+  e << YAML::Key << "color" << YAML::Value;
+  if (c.input.color.empty()) e << YAML::Null;
+  else e << YAML::DoubleQuoted << c.input.color;
+  e << YAML::Key << "intrinsics" << YAML::Value;
+  if (!c.input.intrinsics_file.empty()) {
+    e << show_path(c.input.intrinsics_file, relative_to);
+  } else if (c.input.intrinsics) {
+    const Intrinsics& k = *c.input.intrinsics;
+    e << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "fx" << YAML::Value; emit_number(e, k.fx);
+    e << YAML::Key << "fy" << YAML::Value; emit_number(e, k.fy);
+    e << YAML::Key << "cx" << YAML::Value; emit_number(e, k.cx);
+    e << YAML::Key << "cy" << YAML::Value; emit_number(e, k.cy);
+    e << YAML::EndMap;
+  } else {
+    e << YAML::Null;
+  }
+  e << YAML::EndMap;
+  e << YAML::Key << "depth" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "scale" << YAML::Value; emit_number(e, c.depth.scale);
+  e << YAML::Key << "min" << YAML::Value; emit_number(e, c.depth.min);
+  e << YAML::Key << "max" << YAML::Value; emit_number(e, c.depth.max);
+  e << YAML::EndMap;
+  e << YAML::Key << "mask" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "threshold" << YAML::Value << c.mask.threshold;
+  e << YAML::Key << "labels" << YAML::Value << YAML::Flow << c.mask.labels;
+  e << YAML::Key << "invert" << YAML::Value << c.mask.invert;
+  e << YAML::EndMap;
+  e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "dir" << YAML::Value << show_path(c.output.dir, relative_to);
+  e << YAML::Key << "format" << YAML::Value;
+  if (c.output.formats.size() == 1) {
+    e << std::string(to_string(c.output.formats[0]));
+  } else {
+    e << YAML::Flow << YAML::BeginSeq;
+    for (auto f : c.output.formats) e << std::string(to_string(f));
+    e << YAML::EndSeq;
+  }
+  e << YAML::Key << "invalid" << YAML::Value; emit_number(e, c.output.invalid);
+  e << YAML::Key << "preview" << YAML::Value << c.output.preview;
+  e << YAML::Key << "fsync" << YAML::Value << c.output.fsync;
+  e << YAML::EndMap;
+  e << YAML::Key << "backend" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "kind" << YAML::Value << std::string(to_string(c.backend.kind));
+  e << YAML::Key << "device" << YAML::Value << c.backend.device;
+  e << YAML::EndMap;
+  e << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "on_error" << YAML::Value << std::string(to_string(c.run.on_error));
+  e << YAML::EndMap;
+  e << YAML::Key << "logging" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "level" << YAML::Value << c.logging.level;
+  e << YAML::EndMap;
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+std::string intrinsics_to_yaml(const Intrinsics& k) {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "fx" << YAML::Value; emit_number(e, k.fx);
+  e << YAML::Key << "fy" << YAML::Value; emit_number(e, k.fy);
+  e << YAML::Key << "cx" << YAML::Value; emit_number(e, k.cx);
+  e << YAML::Key << "cy" << YAML::Value; emit_number(e, k.cy);
+  if (k.width > 0) e << YAML::Key << "width" << YAML::Value << k.width;
+  if (k.height > 0) e << YAML::Key << "height" << YAML::Value << k.height;
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+Intrinsics parse_intrinsics_yaml(const std::string& text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& ex) {
+    throw InputError("intrinsics file '" + name + "' line " + std::to_string(ex.mark.line + 1) + ": YAML syntax error: " + ex.msg);
+  }
+  try {
+    const Origin o{name, {}, true};
+    return read_intrinsics_map(Reader(o), "", root);
+  } catch (const ConfigError& ex) {
+    throw InputError("intrinsics file '" + name + "': " + ex.what());
+  }
+}
+
+}  // namespace depthmask

@@ -1,0 +1,106 @@
+#include "depthmask/pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include <chrono>
+
+#include "depthmask/errors.h"
+#include "depthmask/frame.h"
+#include "depthmask/writers.h"
+
+namespace depthmask {
+
+namespace {
+
+void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
+  const bool sync = c.output.fsync;
+  for (const OutputFormat fmt : c.output.formats) {
+    if (fmt == OutputFormat::Tiff) {
+      const auto bytes = encode_tiff(slot.out());
+      write_file_atomic(output_path(c.output.dir, f.id, "tiff"), bytes.data(), bytes.size(), sync);
+    } else {
+      const auto bytes = encode_npy(slot.out());
+      write_file_atomic(output_path(c.output.dir, f.id, "npy"), bytes.data(), bytes.size(), sync);
+    }
+  }
+  if (c.output.preview) {
+    std::vector<uint8_t> png;
+    const cv::Mat preview = make_preview(slot.color(), slot.mask(), slot.out(), c.output.invalid);
+    DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview of frame " << f.id);
+    write_file_atomic(output_path(c.output.dir, f.id, "preview.png"), png.data(), png.size(), sync);
+  }
+}
+
+}  // namespace
+
+RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
+                     const std::atomic<bool>* stop) {
+  using Clock = std::chrono::steady_clock;
+  RunSummary s;
+  s.backend = backend.kind();
+  s.backend_reason = choice.reason;
+
+  const DatasetListing listing = list_frames(c.input);
+  s.total = listing.frames.size();
+  s.unmatched_files = listing.unmatched_files;
+  if (listing.unmatched_files > 0) {
+    std::string ex;
+    for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
+    spdlog::info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
+  }
+  ensure_output_dir(c.output.dir);
+  if (observer) observer->on_start(listing);
+
+  const MaskParams params = mask_params(c);
+  FrameSlot slot(backend);
+  const auto t0 = Clock::now();
+  size_t done = 0;
+  for (const FrameEntry& f : listing.frames) {
+    if (stop && stop->load(std::memory_order_relaxed)) {
+      s.interrupted = true;
+      break;
+    }
+    FrameFailure failure;
+    bool ok = false;
+    try {
+      slot.load(f, c.output.preview);
+      slot.run_mask(params);
+      write_frame(c, f, slot);
+      ok = true;
+    } catch (const InputError& e) {
+      failure = {f.id, e.what()};
+    } catch (const OutputError& e) {
+      failure = {f.id, e.what()};
+    } catch (const CudaError& e) {
+      // A failed transfer or launch is this frame's; a sticky error will fail the next ones too and
+      // on_error decides whether to go on.
+      failure = {f.id, e.what()};
+    } catch (const cv::Exception& e) {
+      failure = {f.id, std::string("OpenCV: ") + e.what()};
+    } catch (const std::bad_alloc&) {
+      failure = {f.id, "out of host memory"};
+    }
+    ++done;
+    if (ok) {
+      ++s.ok;
+    } else {
+      ++s.failed;
+      failure.message = "frame " + f.id + " (#" + std::to_string(f.index + 1) + "): " + failure.message;
+      s.failures.push_back(failure);
+    }
+    // The observer goes first so a progress bar can clear its line before the error is logged.
+    if (observer) observer->on_frame(f, done, s.total, ok ? nullptr : &s.failures.back());
+    if (!ok) spdlog::error("{}", s.failures.back().message);
+    if (!ok && c.run.on_error == OnError::Stop) {
+      spdlog::error("stopping at the first failed frame (run.on_error: stop)");
+      break;
+    }
+  }
+  s.skipped = s.total - s.ok - s.failed;
+  s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return s;
+}
+
+}  // namespace depthmask

@@ -1,0 +1,79 @@
+// choose_backend: the `auto` rules (DESIGN.md, from NVIDIA's CUDA for Tegra note and the programming
+// guide), and the checks an explicit request must pass. Pure: tests feed it fabricated probes.
+#include <sstream>
+
+#include "depthmask/errors.h"
+#include "depthmask/platform.h"
+
+namespace depthmask {
+
+std::string cuda_version_string(int v) {
+  if (v <= 0) return "none";
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+namespace {
+std::string cc(const DeviceInfo& d) { return std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor); }
+}  // namespace
+
+BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
+  BackendChoice c;
+  c.device = req.device;
+  const bool have_device = req.device >= 0 && static_cast<size_t>(req.device) < p.devices.size();
+  std::string why_not;
+  if (!p.cuda_built) why_not = "this depthmask was built without CUDA";
+  else if (p.devices.empty()) why_not = p.problem.empty() ? "no CUDA device found" : p.problem;
+  else if (!have_device)
+    why_not = "CUDA device " + std::to_string(req.device) + " does not exist (" + std::to_string(p.devices.size()) + " found)";
+
+  if (req.kind == BackendKind::Cpu) {
+    c.kind = BackendKind::Cpu;
+    c.reason = "backend.kind is cpu (forced in the configuration)";
+    return c;
+  }
+  if (req.kind != BackendKind::Auto) {
+    // An explicit GPU backend: never silently downgraded.
+    DM_EXPECT(why_not.empty(), PlatformError,
+              "backend.kind is '" << to_string(req.kind) << "', which needs a CUDA GPU, but " << why_not
+                                  << "; use backend.kind: cpu or auto");
+    const DeviceInfo& d = p.devices[static_cast<size_t>(req.device)];
+    if (req.kind == BackendKind::ZeroCopy)
+      DM_EXPECT(d.can_map_host_memory, PlatformError,
+                "backend.kind is 'zero_copy', but " << d.name << " cannot map host memory (canMapHostMemory = 0)");
+    if (req.kind == BackendKind::Managed)
+      DM_EXPECT(d.managed_memory, PlatformError,
+                "backend.kind is 'managed', but " << d.name << " has no unified memory (managedMemory = 0)");
+    c.kind = req.kind;
+    c.reason = "backend.kind is " + std::string(to_string(req.kind)) + " (forced in the configuration), on " + d.name;
+    return c;
+  }
+
+  if (!why_not.empty()) {
+    c.kind = BackendKind::Cpu;
+    c.degraded = true;
+    c.reason = "auto: " + why_not + ", so masking runs on the CPU";
+    return c;
+  }
+  const DeviceInfo& d = p.devices[static_cast<size_t>(req.device)];
+  std::ostringstream os;
+  if (d.integrated && d.can_map_host_memory) {
+    c.kind = BackendKind::ZeroCopy;
+    os << "auto: " << d.name << " (sm_" << d.cc_major << d.cc_minor
+       << ") is an integrated GPU sharing DRAM with the CPU and can map host memory, so the kernel reads the "
+          "loader's buffers in place (zero_copy)";
+    if (d.cc_major * 10 + d.cc_minor < 72)
+      os << "; note: before Xavier (cc " << cc(d) << " < 7.2) the CPU does not cache pinned memory, so CPU-heavy stages are slower";
+  } else if (d.integrated) {
+    c.kind = BackendKind::Managed;
+    os << "auto: " << d.name << " is integrated but cannot map host memory, so unified memory (managed) is used";
+  } else {
+    c.kind = BackendKind::Copy;
+    os << "auto: " << d.name << " (sm_" << d.cc_major << d.cc_minor
+       << ") is a discrete GPU with its own memory, so frames are staged in pinned buffers and copied "
+          "asynchronously (copy)";
+  }
+  c.reason = os.str();
+  return c;
+}
+
+}  // namespace depthmask

@@ -1,0 +1,70 @@
+// probe_platform for CUDA builds: driver/runtime versions and each device's attributes, read with
+// cudaDeviceGetAttribute (CUDA 13 removed several cudaDeviceProp fields; attributes exist in 12 and 13).
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "depthmask/detail/cuda_check.h"
+#include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/platform.h"
+
+namespace depthmask {
+
+namespace {
+bool attr(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess && v != 0;
+}
+int attr_int(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
+}
+}  // namespace
+
+PlatformInfo probe_platform() {
+  PlatformInfo p;
+  p.cuda_built = have_cuda_kernels();
+  p.runtime_version = CUDART_VERSION;
+  (void)cudaRuntimeGetVersion(&p.runtime_version);
+  if (cudaDriverGetVersion(&p.driver_version) != cudaSuccess) p.driver_version = 0;
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    p.problem = std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+    return p;
+  }
+  if (n == 0) {
+    p.problem = "no CUDA device found";
+    return p;
+  }
+  int current = 0;
+  (void)cudaGetDevice(&current);
+  for (int i = 0; i < n; ++i) {
+    DeviceInfo d;
+    d.index = i;
+    char name[256] = {};
+    // cudaDeviceGetName is not in the runtime API; the props struct still carries the name.
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) std::snprintf(name, sizeof name, "%s", prop.name);
+    d.name = name[0] ? name : "CUDA device " + std::to_string(i);
+    d.cc_major = attr_int(cudaDevAttrComputeCapabilityMajor, i);
+    d.cc_minor = attr_int(cudaDevAttrComputeCapabilityMinor, i);
+    d.integrated = attr(cudaDevAttrIntegrated, i);
+    d.can_map_host_memory = attr(cudaDevAttrCanMapHostMemory, i);
+    d.host_register_supported = attr(cudaDevAttrHostRegisterSupported, i);
+    d.managed_memory = attr(cudaDevAttrManagedMemory, i);
+    d.concurrent_managed_access = attr(cudaDevAttrConcurrentManagedAccess, i);
+    d.pageable_memory_access = attr(cudaDevAttrPageableMemoryAccess, i);
+    if (cudaSetDevice(i) == cudaSuccess) {
+      if (cudaMemGetInfo(&d.free_bytes, &d.total_bytes) != cudaSuccess) (void)cudaGetLastError();
+    } else {
+      (void)cudaGetLastError();
+    }
+    p.devices.push_back(d);
+  }
+  (void)cudaSetDevice(current);
+  return p;
+}
+
+}  // namespace depthmask

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the system packages depthmask needs to build and test, on Debian 12 or Ubuntu 22.04/24.04.
+# Idempotent: packages already present are left alone, and apt runs only when something is missing.
+# Used by the README's commands, by CI (.ci/run) and by the Docker images.
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --runtime  only the shared libraries the binary needs at run time
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake ninja-build pkg-config git
+  libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libpng-dev
+  python3 python3-numpy
+)
+runtime_pkgs=(
+  libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
+)
+
+pkgs=("${build_pkgs[@]}")
+[ "${1:-}" = "--runtime" ] && pkgs=("${runtime_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
