@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Every test on a GPU machine, including the GPU ones, compute-sanitizer on the GPU tests, `info`,
+# and `run` on the sample with every backend (outputs compared byte for byte with the cpu backend's).
+# Prints a short table last; logs go to $OUT (or ./gpu-logs).
+#
+# Where the GPU machine has the build dependencies:   make build && scripts/gpu-check.sh build
+# Where it has not (only the driver and CUDA tools): build here, carry a bundle, run it there:
+#   scripts/make-gpu-bundle.sh .gpu        (here)
+#   cd .gpu && ./gpu-check.sh              (there)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -f "$here/run.sh" ]; then  # inside a bundle
+  root=$here
+  runner="$here/run.sh"
+  export DEPTHMASK_SOURCE_DIR=$here DEPTHMASK_SAMPLE=$here/data/sample DEPTHMASK_TEST_DATA=$here/data
+  export DEPTHMASK_BIN="$runner depthmask"
+  bin() { "$runner" "$@"; }
+  gpu_tests=("$runner" depthmask_gpu_tests)
+else                             # a build folder of a checkout
+  root=$(cd "$here/.." && pwd)
+  build=$(cd "${1:-$root/build}" && pwd)
+  export DEPTHMASK_BIN="$build/depthmask"
+  bin() { local b=$1; shift; "$build/$b" "$@"; }
+  gpu_tests=("$build/depthmask_gpu_tests")
+fi
+logs=${OUT:-$PWD/gpu-logs}
+mkdir -p "$logs"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rows=()
+
+# step NAME COMMAND...: runs, logs to $logs/NAME.log, records rc, seconds and the last summary line.
+step() {
+  local name=$1; shift
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  "$@" >"$logs/$name.log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  local summary
+  summary=$(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test|^\[  SKIPPED \] [0-9]+ test|ERROR SUMMARY|frame\(s\):|auto picks|differ|identical|error:' "$logs/$name.log" | tr '\n' ' ' | cut -c1-110)
+  rows+=("$(printf '%-28s %4s %7ss  %s' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')" "$summary")")
+  echo "--- $name: rc=$rc"
+}
+
+compare_outputs() {
+  local ref=$work/out-cpu status=0
+  for b in auto copy zero_copy managed; do
+    if diff -rq "$ref" "$work/out-$b" >/dev/null; then echo "$b: identical to cpu ($(ls "$ref" | wc -l) files)"
+    else echo "$b: outputs differ from cpu"; diff -rq "$ref" "$work/out-$b" | head; status=1; fi
+  done
+  return $status
+}
+
+step info bin depthmask info
+for b in cpu auto copy zero_copy managed; do
+  step "run-$b" bin depthmask run --config "$root/config/default.yaml" --backend "$b" --output "$work/out-$b"
+done
+step compare-backends compare_outputs
+step unit-tests bin depthmask_unit_tests
+step gpu-tests bin depthmask_gpu_tests
+step cli-tests bin depthmask_cli_tests
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "${gpu_tests[@]}"
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "${gpu_tests[@]}" --gtest_filter='Sizes/*'
+else
+  rows+=("compute-sanitizer          not found on this machine")
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1 || true
+
+echo
+echo "GPU: $(cat "$logs/gpu.txt")   date: $(date -u +%F)"
+printf '%-28s %4s %8s  %s\n' step rc time summary
+for r in "${rows[@]}"; do echo "$r"; done

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds for sm_90 (the H200 of the development GPU machine) and packs a self-contained bundle:
+# binaries, their shared libraries, config/, data/ (the sample plus the real captures of
+# ../shared/data when present) and gpu-check.sh. Usage: scripts/make-gpu-bundle.sh [OUT_DIR=.gpu]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-.gpu}
+bundler=${BUNDLE_GPU:-../shared/scripts/bundle-gpu.sh}
+build=build-sm90
+cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DDEPTHMASK_BUILD_TESTS=ON >/dev/null
+cmake --build "$build" -j "$(nproc)"
+extras=(data config scripts/gpu-check.sh)
+[ -d ../shared/data ] && extras+=(../shared/data)
+bash "$bundler" "$out" "$build/depthmask" "$build"/depthmask_*_tests -- "${extras[@]}"
+du -sh "$out"

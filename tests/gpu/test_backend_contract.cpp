@@ -1,0 +1,181 @@
+// One contract for every memory backend (rmm's mr_ref_test idea), instantiated per backend. The cpu
+// instance runs everywhere; GPU instances skip with a reason when no device is present.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <opencv2/core.hpp>
+#include <vector>
+
+#if DEPTHMASK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "depthmask/backend.h"
+#include "depthmask/frame.h"
+#include "test_support.h"
+
+namespace dm = depthmask;
+
+namespace {
+
+class BackendContract : public ::testing::TestWithParam<dm::BackendKind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() != dm::BackendKind::Cpu) DM_REQUIRE_GPU();
+    dm::BackendConfig req{GetParam(), 0};
+    const auto choice = dm::choose_backend(req, dmtest::platform());
+    backend_ = dm::make_backend(choice, dmtest::platform());
+  }
+  bool gpu() const { return GetParam() != dm::BackendKind::Cpu; }
+
+  // Reads the device view into host memory with a plain synchronous copy (independent of the backend).
+  std::vector<uint8_t> read_device(const dm::Buffer& b) {
+    std::vector<uint8_t> v(b.size());
+#if DEPTHMASK_HAVE_CUDA
+    EXPECT_EQ(cudaMemcpy(v.data(), b.device(), b.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+#endif
+    return v;
+  }
+
+  std::unique_ptr<dm::MemoryBackend> backend_;
+};
+
+std::string name_of(const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); }
+
+}  // namespace
+
+TEST_P(BackendContract, ZeroBytesGivesAnEmptyBufferAndNoAllocation) {
+  const auto before = backend_->stats().allocations;
+  dm::Buffer b = backend_->allocate(0);
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.host(), nullptr);
+  EXPECT_EQ(backend_->stats().allocations, before);
+  b.to_device();  // no-ops, no crash
+  b.to_host();
+}
+
+TEST_P(BackendContract, LargeAllocationIsUsableAtBothEnds) {
+  const size_t bytes = size_t{256} << 20;
+  dm::Buffer b = backend_->allocate(bytes);
+  ASSERT_EQ(b.size(), bytes);
+  ASSERT_NE(b.host(), nullptr);
+  auto* p = static_cast<uint8_t*>(b.host());
+  p[0] = 0x11;
+  p[bytes - 1] = 0x22;
+  EXPECT_EQ(p[0], 0x11);
+  EXPECT_EQ(p[bytes - 1], 0x22);
+  EXPECT_EQ(backend_->stats().live_bytes, bytes);
+  b = dm::Buffer();
+  EXPECT_EQ(backend_->stats().live_bytes, 0u);
+  EXPECT_EQ(backend_->stats().deallocations, 1u);
+}
+
+TEST_P(BackendContract, PointerKindsMatchTheStrategy) {
+  dm::Buffer b = backend_->allocate(4096);
+  if (!gpu()) {
+    EXPECT_EQ(b.device(), nullptr);
+    EXPECT_FALSE(backend_->device_executes());
+    return;
+  }
+#if DEPTHMASK_HAVE_CUDA
+  ASSERT_NE(b.device(), nullptr);
+  cudaPointerAttributes ha{}, da{};
+  ASSERT_EQ(cudaPointerGetAttributes(&ha, b.host()), cudaSuccess);
+  ASSERT_EQ(cudaPointerGetAttributes(&da, b.device()), cudaSuccess);
+  switch (GetParam()) {
+    case dm::BackendKind::Copy:
+      EXPECT_EQ(ha.type, cudaMemoryTypeHost);  // pinned staging
+      EXPECT_EQ(da.type, cudaMemoryTypeDevice);
+      EXPECT_NE(b.host(), b.device());
+      EXPECT_FALSE(backend_->shares_memory());
+      break;
+    case dm::BackendKind::ZeroCopy:
+      EXPECT_EQ(ha.type, cudaMemoryTypeHost);  // mapped pinned memory, device view of the same pages
+      EXPECT_EQ(ha.devicePointer, b.device());
+      EXPECT_TRUE(backend_->shares_memory());
+      break;
+    case dm::BackendKind::Managed:
+      EXPECT_EQ(ha.type, cudaMemoryTypeManaged);
+      EXPECT_EQ(b.host(), b.device());
+      break;
+    default: break;
+  }
+#endif
+}
+
+TEST_P(BackendContract, RoundTripHostDeviceHost) {
+  const size_t n = 1 << 20;
+  dm::Buffer b = backend_->allocate(n);
+  auto* h = static_cast<uint8_t*>(b.host());
+  for (size_t i = 0; i < n; ++i) h[i] = static_cast<uint8_t>(i * 7 + 3);
+  EXPECT_EQ(b.head(), dm::Head::Uninitialized);
+  b.host_written();
+  EXPECT_EQ(b.head(), backend_->shares_memory() ? dm::Head::Synced : dm::Head::AtHost);
+  b.to_device();
+  backend_->synchronize();
+  if (!gpu()) return;
+  EXPECT_EQ(b.head(), dm::Head::Synced);
+  const auto seen = read_device(b);
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(seen[i], static_cast<uint8_t>(i * 7 + 3)) << "byte " << i;
+#if DEPTHMASK_HAVE_CUDA
+  // The device writes; the host copy becomes fresh only after to_host + synchronize.
+  ASSERT_EQ(cudaMemset(b.device(), 0xAB, n), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  b.device_written();
+  EXPECT_EQ(b.head(), backend_->shares_memory() ? dm::Head::Synced : dm::Head::AtDevice);
+  b.to_host();
+  backend_->synchronize();
+  EXPECT_EQ(b.head(), dm::Head::Synced);
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(h[i], 0xAB) << "byte " << i;
+#endif
+}
+
+TEST_P(BackendContract, MovedBufferOwnsTheMemoryOnce) {
+  dm::Buffer a = backend_->allocate(1024);
+  void* p = a.host();
+  dm::Buffer b = std::move(a);
+  EXPECT_EQ(a.host(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the contract
+  EXPECT_EQ(b.host(), p);
+  dm::Buffer c;
+  c = std::move(b);
+  EXPECT_EQ(c.host(), p);
+  EXPECT_EQ(backend_->stats().allocations, 1u);
+  c = dm::Buffer();
+  EXPECT_EQ(backend_->stats().deallocations, 1u);
+}
+
+TEST_P(BackendContract, NoAllocationPerFrameInSteadyState) {
+  dm::FrameSlot slot(*backend_);
+  cv::Mat depth(480, 640, CV_16UC1), mask(480, 640, CV_8UC1);
+  cv::randu(depth, 0, 3000);
+  cv::randu(mask, 0, 3);
+  dm::MaskParams p;
+  slot.set(depth, mask);
+  slot.run_mask(p);
+  const auto after_first = backend_->stats().allocations;
+  EXPECT_EQ(after_first, 3u);  // depth, mask, out
+  for (int i = 0; i < 20; ++i) {
+    cv::randu(depth, 0, 3000);
+    slot.set(depth, mask);
+    slot.run_mask(p);
+  }
+  EXPECT_EQ(backend_->stats().allocations, after_first);
+  // A smaller frame fits the buffers; a larger one grows them once.
+  slot.set(depth(cv::Rect(0, 0, 320, 240)).clone(), mask(cv::Rect(0, 0, 320, 240)).clone());
+  slot.run_mask(p);
+  EXPECT_EQ(backend_->stats().allocations, after_first);
+  cv::Mat big_d(600, 800, CV_16UC1, cv::Scalar(1000)), big_m(600, 800, CV_8UC1, cv::Scalar(1));
+  slot.set(big_d, big_m);
+  slot.run_mask(p);
+  EXPECT_EQ(backend_->stats().allocations, after_first + 3);
+  slot.set(big_d, big_m);
+  slot.run_mask(p);
+  EXPECT_EQ(backend_->stats().allocations, after_first + 3);
+  EXPECT_EQ(slot.out().at<float>(599, 799), 1.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, BackendContract,
+                         ::testing::Values(dm::BackendKind::Cpu, dm::BackendKind::Copy, dm::BackendKind::ZeroCopy,
+                                           dm::BackendKind::Managed),
+                         name_of);

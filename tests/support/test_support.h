@@ -1,0 +1,103 @@
+// Helpers shared by the test executables: where things are, temporary folders, running the CLI,
+// and whether a usable GPU is present.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <sys/wait.h>
+
+#include "depthmask/platform.h"
+
+namespace dmtest {
+
+namespace fs = std::filesystem;
+
+inline std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? std::string(v) : fallback;
+}
+
+// The repository checkout (for data/sample and config/).
+inline fs::path source_dir() { return env_or("DEPTHMASK_SOURCE_DIR", DEPTHMASK_SOURCE_DIR); }
+// The committed synthetic sample.
+inline fs::path sample_dir() { return env_or("DEPTHMASK_SAMPLE", (source_dir() / "data" / "sample").string()); }
+// The real captures of ../shared/data (see its README); DEPTHMASK_TEST_DATA points elsewhere.
+inline fs::path shared_data_dir() { return env_or("DEPTHMASK_TEST_DATA", DEPTHMASK_DEFAULT_SHARED_DATA); }
+// The command that runs the CLI: a path, or a prefix such as "/bundle/run.sh depthmask".
+inline std::string depthmask_cmd() { return env_or("DEPTHMASK_BIN", DEPTHMASK_DEFAULT_BIN); }
+
+// A fresh temporary folder, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("depthmask-test-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& s) const { return path_ / s; }
+
+ private:
+  fs::path path_;
+};
+
+struct CmdResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `depthmask <args>` through the shell, capturing output and the exit code.
+inline CmdResult run_depthmask(const std::string& args) {
+  CmdResult r;
+  const std::string cmd = depthmask_cmd() + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Single-quotes a path for the shell.
+inline std::string q(const fs::path& p) {
+  std::string s = "'";
+  for (char c : p.string()) s += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return s + "'";
+}
+
+// The probe, once per process.
+inline const depthmask::PlatformInfo& platform() {
+  static const depthmask::PlatformInfo p = depthmask::probe_platform();
+  return p;
+}
+
+// Why GPU tests cannot run here, or empty when they can.
+inline std::string gpu_unavailable_reason() {
+  const auto& p = platform();
+  if (!p.cuda_built) return "this build has no CUDA";
+  if (p.devices.empty()) return p.problem.empty() ? "no CUDA device" : p.problem;
+  return "";
+}
+
+}  // namespace dmtest
+
+// Skips the current test, printing why, when no usable GPU is present.
+#define DM_REQUIRE_GPU()                                                           \
+  do {                                                                             \
+    const std::string dm_reason_ = ::dmtest::gpu_unavailable_reason();            \
+    if (!dm_reason_.empty()) GTEST_SKIP() << "GPU test skipped: " << dm_reason_;   \
+  } while (0)

@@ -1,0 +1,154 @@
+// The per-pixel rule on a hand-checked 5x5 case, through the rule itself, the CPU loop and the cpu
+// backend. Scale 0.25 keeps every product exact, so the expected values are written out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <opencv2/core.hpp>
+
+#include "depthmask/backend.h"
+#include "depthmask/frame.h"
+#include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/kernels/mask_rule.h"
+
+namespace dm = depthmask;
+
+namespace {
+
+const uint16_t kDepth[5][5] = {
+    {0, 3, 4, 32, 33},       // 0 invalid; 0.75 < min; 1.0 == min kept; 8.0 == max kept; 8.25 > max
+    {8, 8, 8, 8, 8},         // 2.0 m
+    {12, 12, 12, 12, 12},    // 3.0 m
+    {16, 0, 16, 0, 16},      // 4.0 m with holes
+    {20, 24, 28, 20, 24}};   // 5, 6, 7 m
+const uint8_t kMask[5][5] = {
+    {1, 1, 1, 1, 1}, {0, 1, 2, 3, 255}, {7, 7, 0, 7, 7}, {1, 1, 1, 1, 1}, {0, 0, 0, 0, 0}};
+
+constexpr float X = -1.0f;  // the invalid value used below
+
+dm::MaskParams base_params() {
+  dm::MaskParams p;
+  p.scale = 0.25f;
+  p.min_m = 1.0f;
+  p.max_m = 8.0f;
+  p.invalid = X;
+  return p;
+}
+
+void expect_grid(const float (&want)[5][5], const cv::Mat& got) {
+  ASSERT_EQ(got.type(), CV_32FC1);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) EXPECT_EQ(got.at<float>(y, x), want[y][x]) << "at (" << x << ", " << y << ")";
+}
+
+cv::Mat run_cpu_loop(const dm::MaskParams& p) {
+  cv::Mat depth(5, 5, CV_16UC1, const_cast<uint16_t*>(&kDepth[0][0]));
+  cv::Mat mask(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0]));
+  cv::Mat out(5, 5, CV_32FC1, cv::Scalar(12345.0f));
+  dm::MaskJob job;
+  job.depth = depth.data, job.depth_step = depth.step[0], job.depth_type = dm::DepthType::U16;
+  job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
+  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = 5, job.cols = 5;
+  dm::mask_cpu(job, p);
+  return out;
+}
+
+}  // namespace
+
+TEST(MaskRule, ThresholdZeroKeepsNonZeroMaskInRange) {
+  const float want[5][5] = {{X, X, 1, 8, X}, {X, 2, 2, 2, 2}, {3, 3, X, 3, 3}, {4, X, 4, X, 4}, {X, X, X, X, X}};
+  expect_grid(want, run_cpu_loop(base_params()));
+}
+
+TEST(MaskRule, LabelsKeepOnlyListedValues) {
+  dm::MaskParams p = base_params();
+  p.label_count = 2;
+  p.labels[0] = 2;
+  p.labels[1] = 7;
+  p.threshold = 200;  // ignored when labels are given
+  const float want[5][5] = {{X, X, X, X, X}, {X, X, 2, X, X}, {3, 3, X, 3, 3}, {X, X, X, X, X}, {X, X, X, X, X}};
+  expect_grid(want, run_cpu_loop(p));
+}
+
+TEST(MaskRule, InvertAppliesLastButDepthStillMustBeValid) {
+  dm::MaskParams p = base_params();
+  p.invert = true;
+  const float want[5][5] = {{X, X, X, X, X}, {2, X, X, X, X}, {X, X, 3, X, X}, {X, X, X, X, X}, {5, 6, 7, 5, 6}};
+  expect_grid(want, run_cpu_loop(p));
+}
+
+TEST(MaskRule, ThresholdIsStrictlyGreater) {
+  dm::MaskParams p = base_params();
+  p.threshold = 2;
+  const float want[5][5] = {{X, X, X, X, X}, {X, X, X, 2, 2}, {3, 3, X, 3, 3}, {X, X, X, X, X}, {X, X, X, X, X}};
+  expect_grid(want, run_cpu_loop(p));
+}
+
+TEST(MaskRule, FloatDepthNonFiniteAndNonPositiveAreInvalid) {
+  const dm::MaskParams p = base_params();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const uint8_t keep = 1;
+  EXPECT_EQ(dm::mask_pixel(nan, keep, p), X);
+  EXPECT_EQ(dm::mask_pixel(inf, keep, p), X);
+  EXPECT_EQ(dm::mask_pixel(-inf, keep, p), X);
+  EXPECT_EQ(dm::mask_pixel(-2.0f, keep, p), X);
+  EXPECT_EQ(dm::mask_pixel(0.0f, keep, p), X);
+  EXPECT_EQ(dm::mask_pixel(2.5f, keep, p), 2.5f);  // float depth is metres: no scale
+  EXPECT_EQ(dm::mask_pixel(8.0f, keep, p), 8.0f);
+  EXPECT_EQ(dm::mask_pixel(8.0001f, keep, p), X);
+  EXPECT_EQ(dm::mask_pixel(2.5f, uint8_t{0}, p), X);
+}
+
+TEST(MaskRule, SixteenBitMaskUsesFullRange) {
+  dm::MaskParams p = base_params();
+  p.threshold = 40000;
+  EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint16_t{40001}, p), 2.0f);
+  EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint16_t{40000}, p), X);
+  p.label_count = 1;
+  p.labels[0] = 65535;
+  EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint16_t{65535}, p), 2.0f);
+  EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint16_t{65534}, p), X);
+}
+
+TEST(MaskRule, NanInvalidValueIsWritten) {
+  dm::MaskParams p = base_params();
+  p.invalid = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(dm::mask_pixel(uint16_t{0}, uint8_t{1}, p)));
+  EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint8_t{1}, p), 2.0f);
+}
+
+TEST(MaskRule, CpuBackendMatchesTheHandCheckedCase) {
+  auto backend = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, dm::PlatformInfo{});
+  dm::FrameSlot slot(*backend);
+  cv::Mat depth(5, 5, CV_16UC1, const_cast<uint16_t*>(&kDepth[0][0]));
+  cv::Mat mask(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0]));
+  slot.set(depth, mask);
+  slot.run_mask(base_params());
+  const float want[5][5] = {{X, X, 1, 8, X}, {X, 2, 2, 2, 2}, {3, 3, X, 3, 3}, {4, X, 4, X, 4}, {X, X, X, X, X}};
+  expect_grid(want, slot.out());
+}
+
+TEST(MaskJobValidation, RejectsNullPointersShortStepsAndNegativeSizes) {
+  float out[4] = {};
+  uint16_t depth[4] = {};
+  uint8_t mask[4] = {};
+  dm::MaskJob job;
+  job.depth = depth, job.depth_step = 4, job.mask = mask, job.mask_step = 2, job.out = out, job.out_step = 8;
+  job.rows = 2, job.cols = 2;
+  EXPECT_NO_THROW(dm::validate(job));
+  dm::MaskJob bad = job;
+  bad.mask = nullptr;
+  EXPECT_THROW(dm::validate(bad), std::invalid_argument);
+  bad = job;
+  bad.out_step = 4;  // shorter than 2 floats
+  EXPECT_THROW(dm::validate(bad), std::invalid_argument);
+  bad = job;
+  bad.rows = -1;
+  EXPECT_THROW(dm::validate(bad), std::invalid_argument);
+  bad = job;
+  bad.rows = 0;
+  bad.depth = nullptr;  // an empty job needs no pointers
+  EXPECT_NO_THROW(dm::mask_cpu(bad, base_params()));
+}
