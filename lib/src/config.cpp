@@ -163,7 +163,10 @@ class Reader {
     const std::string s = str(key, n);
     if (s.empty()) fail(key, n, "expected a path, got an empty string");
     fs::path p(s);
-    return p.is_absolute() ? p.lexically_normal() : (o_.base / p).lexically_normal();
+    p = p.is_absolute() ? p.lexically_normal() : (o_.base / p).lexically_normal();
+    // "dir/." normalises to "dir/": drop the trailing separator so equal folders compare equal.
+    if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+    return p;
   }
 
   static std::string lower(std::string s) {
@@ -333,7 +336,8 @@ Config load_config(const std::optional<fs::path>& file, const std::vector<Overri
     const std::string label = ov.origin == "--set" ? "--set " + ov.key + "=" + ov.value : ov.origin + " " + ov.value;
     if (ov.key.empty() || ov.key.front() == '.' || ov.key.back() == '.' || ov.key.find("..") != std::string::npos)
       throw ConfigError("in " + label + ": '" + ov.key + "' is not a key path such as mask.labels");
-    if (ov.value.empty()) throw ConfigError("in " + label + ": no value after '='");
+    if (ov.value.empty())
+      throw ConfigError(ov.origin == "--set" ? "in " + label + ": no value after '='" : ov.origin + " needs a value");
     YAML::Node value = ov.literal ? YAML::Node(ov.value) : load_yaml_text(ov.value, label);
     // Nest the value under the dotted key: a.b.c=v becomes {a: {b: {c: v}}}.
     std::vector<std::string> parts;
@@ -376,11 +380,20 @@ void emit_number(YAML::Emitter& e, double v) {
     e << ".nan";
     return;
   }
-  std::ostringstream os;
-  os.imbue(std::locale::classic());
-  os.precision(9);
-  os << v;
-  e << os.str();
+  // The shortest of 15 or 17 significant digits that reads back as the same double (0.001 stays 0.001).
+  for (int digits : {15, 17}) {
+    std::ostringstream os;
+    os.imbue(std::locale::classic());
+    os.precision(digits);
+    os << v;
+    std::istringstream back(os.str());
+    back.imbue(std::locale::classic());
+    double r = 0;
+    if ((back >> r && r == v) || digits == 17) {
+      e << os.str();
+      return;
+    }
+  }
 }
 }  // namespace
 
@@ -404,6 +417,8 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
     e << YAML::Key << "fy" << YAML::Value; emit_number(e, k.fy);
     e << YAML::Key << "cx" << YAML::Value; emit_number(e, k.cx);
     e << YAML::Key << "cy" << YAML::Value; emit_number(e, k.cy);
+    if (k.width > 0) e << YAML::Key << "width" << YAML::Value << k.width;
+    if (k.height > 0) e << YAML::Key << "height" << YAML::Value << k.height;
     e << YAML::EndMap;
   } else {
     e << YAML::Null;

@@ -76,6 +76,7 @@ CompiledPattern compile(const std::string& pattern) {
   for (size_t i = k; i < parts.size(); ++i) rel += (rel.empty() ? "" : "/") + parts[i];
   c.depth = parts.size() - k;
   const auto pos = rel.find("{id}");
+  DM_EXPECT(pos != std::string::npos, InputError, "file pattern '" << pattern << "' has no '{id}'");
   c.re = std::regex(regex_escape(rel.substr(0, pos)) + "([^/]+)" + regex_escape(rel.substr(pos + 4)));
   return c;
 }
@@ -143,8 +144,8 @@ DatasetListing list_frames(const InputConfig& input) {
       const fs::path p = (base / rel).lexically_normal();
       if (!scanned.insert(p).second || used.count(p)) continue;
       // Files the run itself writes or reads as configuration are not strays.
-      const std::string name = p.filename().string();
-      if (name.size() > 5 && (name.substr(name.size() - 5) == ".yaml" || name.substr(name.size() - 4) == ".yml")) continue;
+      const std::string ext = p.extension().string();
+      if (ext == ".yaml" || ext == ".yml") continue;
       ++out.unmatched_files;
       if (out.unmatched_examples.size() < 5) out.unmatched_examples.push_back(p);
     }

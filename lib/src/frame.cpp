@@ -75,24 +75,66 @@ MaskParams mask_params(const Config& c) {
   return p;
 }
 
-// Makes `hdr` a header of src's size and type on `buf` (growing buf when too small) and copies src in.
-void FrameSlot::adopt(const cv::Mat& src, Buffer& buf, cv::Mat& hdr) {
+// OpenCV allocates a decoded image through the Mat's allocator. This one returns the backend buffer
+// when it is large enough, so the decoder writes straight into pinned/mapped memory. Decoding into an
+// *empty* Mat (rather than a header on last frame's buffer) matters: when OpenCV finds no decoder or
+// fails on a corrupt file it leaves the Mat empty, so stale pixels can never pass as a new frame.
+class BufferMatAllocator final : public cv::MatAllocator {
+ public:
+  void set_target(void* p, size_t capacity) {
+    target_ = p;
+    capacity_ = capacity;
+  }
+
+  cv::UMatData* allocate(int dims, const int* sizes, int type, void* data0, size_t* step, cv::AccessFlag flags,
+                         cv::UMatUsageFlags usage) const override {
+    size_t total = CV_ELEM_SIZE(type);
+    for (int i = dims - 1; i >= 0; --i) {
+      if (step) step[i] = total;
+      total *= static_cast<size_t>(sizes[i]);
+    }
+    if (data0 != nullptr || target_ == nullptr || total > capacity_)
+      return cv::Mat::getDefaultAllocator()->allocate(dims, sizes, type, data0, step, flags, usage);
+    auto* u = new cv::UMatData(this);
+    u->data = u->origdata = static_cast<uchar*>(target_);
+    u->size = total;
+    return u;
+  }
+  bool allocate(cv::UMatData* u, cv::AccessFlag, cv::UMatUsageFlags) const override { return u != nullptr; }
+  // The memory belongs to the backend buffer; only the bookkeeping is freed.
+  void deallocate(cv::UMatData* u) const override { delete u; }
+
+ private:
+  void* target_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+FrameSlot::FrameSlot(MemoryBackend& backend)
+    : backend_(&backend), depth_alloc_(std::make_unique<BufferMatAllocator>()), mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
+
+FrameSlot::~FrameSlot() {
+  // Release Mats that may hold allocator bookkeeping before the allocators go.
+  depth_.release();
+  mask_.release();
+}
+
+// A header of src's size and type on `buf` (grown when too small), with src copied in.
+cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
   const size_t need = src.total() * src.elemSize();
   if (buf.size() < need) {
-    hdr.release();
     buf = Buffer();  // free the old one first: peak memory stays one buffer
     buf = backend_->allocate(need);
   }
-  hdr = cv::Mat(src.rows, src.cols, src.type(), buf.host());
+  cv::Mat hdr(src.rows, src.cols, src.type(), buf.host());
   src.copyTo(hdr);
+  return hdr;
 }
 
-void FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffer& buf, cv::Mat& hdr) {
+cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffer& buf, BufferMatAllocator& alloc) {
   read_file(file, what, file_bytes_);
-  // Decode straight into the backend's buffer: imdecode keeps dst's memory when size and type
-  // match; otherwise it allocates a new Mat (and on a corrupt file releases dst) — so the data
-  // pointer is checked after every decode, and a shape change costs one copy.
-  cv::Mat dst = hdr;
+  alloc.set_target(buf.host(), buf.size());
+  cv::Mat dst;
+  dst.allocator = &alloc;
   try {
     cv::imdecode(cv::_InputArray(file_bytes_.data(), static_cast<int>(file_bytes_.size())), cv::IMREAD_UNCHANGED, &dst);
   } catch (const cv::Exception& e) {
@@ -102,9 +144,10 @@ void FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffe
             what << " file '" << file.string() << "' could not be decoded: corrupt, truncated or not an image format OpenCV reads");
   if (what == "depth") check_depth_type(dst, file.string());
   else check_mask_type(dst, file.string());
-  if (dst.data != buf.host() || !dst.isContinuous()) adopt(dst, buf, hdr);
-  else hdr = dst;
+  // A larger frame than the buffer holds was decoded into OpenCV's memory: grow the buffer, copy once.
+  cv::Mat out = (dst.data == buf.host() && dst.isContinuous()) ? dst : adopt(dst, buf);
   buf.host_written();
+  return out;
 }
 
 void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file) const {
@@ -115,13 +158,19 @@ void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file
 }
 
 void FrameSlot::load(const FrameEntry& f, bool want_color) {
-  depth_ = cv::Mat();
-  mask_ = cv::Mat();
-  decode_into("depth", f.depth, depth_buf_, depth_hdr_);
-  depth_ = depth_hdr_;
-  decode_into("mask", f.mask, mask_buf_, mask_hdr_);
-  mask_ = mask_hdr_;
-  check_pair(f.depth, f.mask);
+  depth_.release();
+  mask_.release();
+  cv::Mat depth = decode_into("depth", f.depth, depth_buf_, *depth_alloc_);
+  cv::Mat mask = decode_into("mask", f.mask, mask_buf_, *mask_alloc_);
+  depth_ = depth;
+  mask_ = mask;
+  try {
+    check_pair(f.depth, f.mask);
+  } catch (...) {
+    depth_.release();
+    mask_.release();
+    throw;
+  }
   color_ = cv::Mat();
   if (want_color && !f.color.empty()) {
     read_file(f.color, "color", file_bytes_);
@@ -142,18 +191,25 @@ void FrameSlot::load(const FrameEntry& f, bool want_color) {
 void FrameSlot::set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color) {
   check_depth_type(depth, "<memory>");
   check_mask_type(mask, "<memory>");
-  adopt(depth, depth_buf_, depth_hdr_);
-  depth_ = depth_hdr_;
+  depth_.release();
+  mask_.release();
+  depth_ = adopt(depth, depth_buf_);
   depth_buf_.host_written();
-  adopt(mask, mask_buf_, mask_hdr_);
-  mask_ = mask_hdr_;
+  mask_ = adopt(mask, mask_buf_);
   mask_buf_.host_written();
-  check_pair("<memory>", "<memory>");
+  try {
+    check_pair("<memory>", "<memory>");
+  } catch (...) {
+    depth_.release();
+    mask_.release();
+    throw;
+  }
   color_ = color;
 }
 
 void FrameSlot::run_mask(const MaskParams& params) {
-  DM_EXPECT(!depth_.empty() && !mask_.empty(), std::logic_error, "run_mask() before load()");
+  DM_EXPECT(!depth_.empty() && !mask_.empty(), std::logic_error, "run_mask() without a loaded frame");
+  DM_EXPECT(depth_.size() == mask_.size(), std::logic_error, "run_mask(): depth and mask sizes differ");
   const size_t out_bytes = depth_.total() * sizeof(float);
   if (out_buf_.size() < out_bytes) {
     out_ = cv::Mat();

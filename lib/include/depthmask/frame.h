@@ -6,6 +6,7 @@
 #include <opencv2/core.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "depthmask/backend.h"
@@ -14,9 +15,16 @@
 
 namespace depthmask {
 
+// Hands a backend buffer to OpenCV as the memory of the Mat it decodes into (when it is big enough;
+// otherwise OpenCV's own allocator is used and the slot copies once). Defined in frame.cpp.
+class BufferMatAllocator;
+
 class FrameSlot {
  public:
-  explicit FrameSlot(MemoryBackend& backend) : backend_(&backend) {}
+  explicit FrameSlot(MemoryBackend& backend);
+  ~FrameSlot();
+  FrameSlot(const FrameSlot&) = delete;
+  FrameSlot& operator=(const FrameSlot&) = delete;
 
   // Headers on the buffers' host memory (valid after load/prepare until the next one).
   const cv::Mat& depth() const { return depth_; }  // CV_16UC1 raw units or CV_32FC1 metres
@@ -37,14 +45,16 @@ class FrameSlot {
   void run_mask(const MaskParams& params);
 
  private:
-  void decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf, cv::Mat& hdr);
-  void adopt(const cv::Mat& src, Buffer& buf, cv::Mat& hdr);
+  cv::Mat decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf,
+                      BufferMatAllocator& alloc);
+  cv::Mat adopt(const cv::Mat& src, Buffer& buf);
   void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
 
   MemoryBackend* backend_;
   Buffer depth_buf_, mask_buf_, out_buf_;
+  // Declared before the Mats: Mats decoded through an allocator must be released before it.
+  std::unique_ptr<BufferMatAllocator> depth_alloc_, mask_alloc_;
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
-  cv::Mat depth_hdr_, mask_hdr_;          // headers on the buffers with the last frame's shape: imdecode targets
   std::vector<uint8_t> file_bytes_;  // reused read buffer
 };
 
