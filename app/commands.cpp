@@ -54,7 +54,7 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     return kOk;
   }
 
-  const PlatformInfo platform = probe_platform();
+  const PlatformInfo platform = probe_platform(c.backend.device);
   const BackendChoice choice = choose_backend(c.backend, platform);
   if (choice.degraded) spdlog::warn("{}", choice.reason);
   std::unique_ptr<MemoryBackend> backend;

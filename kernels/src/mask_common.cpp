@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +12,10 @@ size_t elem_size(MaskType t) { return t == MaskType::U8 ? 1 : 2; }
 
 void check_plane(const char* name, const void* p, size_t step, size_t elem, int cols) {
   if (p == nullptr) throw std::invalid_argument(std::string("mask job: ") + name + " pointer is null");
+  // Misaligned element access is undefined on the CPU and a sticky error on the GPU.
+  if (reinterpret_cast<uintptr_t>(p) % elem != 0 || step % elem != 0)
+    throw std::invalid_argument(std::string("mask job: ") + name + " pointer or row step is not aligned to its " +
+                                std::to_string(elem) + "-byte pixels");
   if (step < elem * static_cast<size_t>(cols))
     throw std::invalid_argument(std::string("mask job: ") + name + " row step " + std::to_string(step) +
                                 " bytes is shorter than a row of " + std::to_string(cols) + " pixels");

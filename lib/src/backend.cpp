@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "depthmask/errors.h"
@@ -52,24 +53,28 @@ void Buffer::device_written() {
   head_ = owner_->shares_memory() ? Head::Synced : Head::AtDevice;
 }
 
-void Buffer::to_device() {
+// Transfers move only the bytes in use: a buffer grown by one large frame does not make every
+// later, smaller frame pay for its full capacity.
+void Buffer::to_device(size_t bytes) {
   if (block_.bytes == 0 || !owner_->device_executes()) return;
+  bytes = std::min(bytes, block_.bytes);
   if (owner_->shares_memory()) {
-    owner_->do_prefetch_device(block_);
+    owner_->do_prefetch_device(block_, bytes);
     head_ = Head::Synced;
   } else if (head_ == Head::AtHost) {
-    owner_->do_to_device(block_);
+    owner_->do_to_device(block_, bytes);
     head_ = Head::Synced;
   }
 }
 
-void Buffer::to_host() {
+void Buffer::to_host(size_t bytes) {
   if (block_.bytes == 0 || !owner_->device_executes()) return;
+  bytes = std::min(bytes, block_.bytes);
   if (owner_->shares_memory()) {
-    owner_->do_prefetch_host(block_);
+    owner_->do_prefetch_host(block_, bytes);
     head_ = Head::Synced;
   } else if (head_ == Head::AtDevice) {
-    owner_->do_to_host(block_);
+    owner_->do_to_host(block_, bytes);
     head_ = Head::Synced;
   }
 }

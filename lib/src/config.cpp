@@ -211,6 +211,7 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
   const Reader r(o);
   if (!root || root.IsNull()) return;  // an empty file: defaults
   r.each("", root, {"input", "depth", "mask", "output", "backend", "run", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
+    if (s.IsNull()) return;  // "mask:" with nothing under it: no changes
     if (section == "input") {
       r.each("input", s, {"root", "depth", "mask", "color", "intrinsics"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "root") c.input.root = r.path(full, v);

@@ -23,12 +23,16 @@ std::string type_name(const cv::Mat& m) {
   return std::to_string(m.channels()) + "-channel " + (d >= 0 && d < 8 ? depth_names[d] : "unknown");
 }
 
-// OpenCV reads EXR only when this is set before the first EXR decode (a guard against untrusted
-// EXR files in OpenCV >= 4.5.2). depthmask reads float depth from EXR by design.
-const bool kExrEnabled = [] {
-  ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0);
-  return true;
-}();
+// OpenCV reads EXR only when OPENCV_IO_ENABLE_OPENEXR is set before its first EXR decode (a guard
+// against untrusted EXR files since OpenCV 4.5.2). depthmask reads float depth from EXR by design, so
+// the first FrameSlot sets it, unless the environment already says otherwise.
+void enable_exr_decoding() {
+  static const bool done = [] {
+    ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0);
+    return true;
+  }();
+  (void)done;
+}
 
 void read_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes) {
   std::error_code ec;
@@ -62,9 +66,7 @@ void check_mask_type(const cv::Mat& m, const std::string& file) {
 
 MaskParams mask_params(const Config& c) {
   MaskParams p;
-  p.scale = static_cast<float>(c.depth.scale);
-  p.min_m = static_cast<float>(c.depth.min);
-  p.max_m = static_cast<float>(c.depth.max);
+  set_depth_range(p, c.depth.scale, c.depth.min, c.depth.max);
   p.invalid = c.output.invalid;
   p.threshold = c.mask.threshold;
   p.invert = c.mask.invert;
@@ -110,7 +112,7 @@ class BufferMatAllocator final : public cv::MatAllocator {
 };
 
 FrameSlot::FrameSlot(MemoryBackend& backend)
-    : backend_(&backend), depth_alloc_(std::make_unique<BufferMatAllocator>()), mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
+    : backend_((enable_exr_decoding(), &backend)), depth_alloc_(std::make_unique<BufferMatAllocator>()), mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
 
 FrameSlot::~FrameSlot() {
   // Release Mats that may hold allocator bookkeeping before the allocators go.
@@ -227,15 +229,25 @@ void FrameSlot::run_mask(const MaskParams& params) {
   job.rows = depth_.rows;
   job.cols = depth_.cols;
   if (backend_->device_executes()) {
-    depth_buf_.to_device();
-    mask_buf_.to_device();
-    job.depth = depth_buf_.device();
-    job.mask = mask_buf_.device();
-    job.out = static_cast<float*>(out_buf_.device());
-    launch_mask(job, params, backend_->stream());
-    out_buf_.device_written();
-    out_buf_.to_host();
-    backend_->synchronize();
+    backend_->make_current();
+    try {
+      depth_buf_.to_device(depth_.total() * depth_.elemSize());
+      mask_buf_.to_device(mask_.total() * mask_.elemSize());
+      job.depth = depth_buf_.device();
+      job.mask = mask_buf_.device();
+      job.out = static_cast<float*>(out_buf_.device());
+      launch_mask(job, params, backend_->stream());
+      out_buf_.device_written();
+      out_buf_.to_host(out_bytes);
+      backend_->synchronize();
+    } catch (...) {
+      // Never hand the buffers back to the loader while queued copies or a kernel may still use them.
+      try {
+        backend_->synchronize();
+      } catch (...) {
+      }
+      throw;
+    }
   } else {
     job.depth = depth_buf_.host();
     job.mask = mask_buf_.host();

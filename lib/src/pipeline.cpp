@@ -69,18 +69,19 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
       slot.run_mask(params);
       write_frame(c, f, slot);
       ok = true;
-    } catch (const InputError& e) {
-      failure = {f.id, e.what()};
-    } catch (const OutputError& e) {
-      failure = {f.id, e.what()};
     } catch (const CudaError& e) {
-      // A failed transfer or launch is this frame's; a sticky error will fail the next ones too and
-      // on_error decides whether to go on.
+      // A sticky error (illegal address, launch failure) fails every later call too: stop the batch
+      // and report the platform; anything else is this frame's failure.
+      const std::string why = backend.health();
+      if (!why.empty()) throw PlatformError(why + " (at frame " + f.id + ": " + e.what() + ")");
       failure = {f.id, e.what()};
-    } catch (const cv::Exception& e) {
-      failure = {f.id, std::string("OpenCV: ") + e.what()};
     } catch (const std::bad_alloc&) {
       failure = {f.id, "out of host memory"};
+    } catch (const cv::Exception& e) {
+      failure = {f.id, std::string("OpenCV: ") + e.what()};
+    } catch (const std::exception& e) {
+      // InputError, OutputError, ResourceError and anything unexpected: this frame failed, the batch goes on.
+      failure = {f.id, e.what()};
     }
     ++done;
     if (ok) {

@@ -48,6 +48,10 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
     return c;
   }
 
+  // A device index that does not exist on a machine with devices is a mistake, not a reason to use the CPU.
+  DM_EXPECT(!p.cuda_built || p.devices.empty() || have_device, PlatformError,
+            "backend.device is " << req.device << ", but only " << p.devices.size() << " CUDA device(s) exist (0.."
+                                 << p.devices.size() - 1 << ")");
   if (!why_not.empty()) {
     c.kind = BackendKind::Cpu;
     c.degraded = true;

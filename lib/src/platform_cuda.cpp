@@ -21,7 +21,7 @@ int attr_int(cudaDeviceAttr a, int dev) {
 }
 }  // namespace
 
-PlatformInfo probe_platform() {
+PlatformInfo probe_platform(int memory_device) {
   PlatformInfo p;
   p.cuda_built = have_cuda_kernels();
   p.runtime_version = CUDART_VERSION;
@@ -40,6 +40,7 @@ PlatformInfo probe_platform() {
   }
   int current = 0;
   (void)cudaGetDevice(&current);
+  bool switched = false;  // cudaSetDevice creates a context (CUDA 12+): only restore what was changed
   for (int i = 0; i < n; ++i) {
     DeviceInfo d;
     d.index = i;
@@ -56,14 +57,17 @@ PlatformInfo probe_platform() {
     d.managed_memory = attr(cudaDevAttrManagedMemory, i);
     d.concurrent_managed_access = attr(cudaDevAttrConcurrentManagedAccess, i);
     d.pageable_memory_access = attr(cudaDevAttrPageableMemoryAccess, i);
-    if (cudaSetDevice(i) == cudaSuccess) {
+    if (memory_device != kAllDevices && memory_device != i) {
+      // not asked for: no context on this device
+    } else if (cudaSetDevice(i) == cudaSuccess) {
+      switched = true;
       if (cudaMemGetInfo(&d.free_bytes, &d.total_bytes) != cudaSuccess) (void)cudaGetLastError();
     } else {
       (void)cudaGetLastError();
     }
     p.devices.push_back(d);
   }
-  (void)cudaSetDevice(current);
+  if (switched) (void)cudaSetDevice(current);
   return p;
 }
 

@@ -3,7 +3,7 @@
 
 namespace depthmask {
 
-PlatformInfo probe_platform() {
+PlatformInfo probe_platform(int) {
   PlatformInfo p;
   p.cuda_built = false;
   p.problem = "this depthmask was built without CUDA (no nvcc at build time)";

@@ -31,9 +31,7 @@ struct Rule {
 std::vector<Rule> rules() {
   std::vector<Rule> r;
   dm::MaskParams p;
-  p.scale = 0.001f;
-  p.min_m = 0.3f;
-  p.max_m = 9.0f;
+  dm::set_depth_range(p, 0.001, 0.3, 9.0);
   r.push_back({"threshold0_invalid0", p});
   dm::MaskParams t = p;
   t.threshold = 2;
@@ -46,7 +44,7 @@ std::vector<Rule> rules() {
   r.push_back({"labels_invalidMinus1", l});
   dm::MaskParams inv = p;
   inv.invert = true;
-  inv.scale = 0.0001f;  // APC's 0.1 mm units
+  dm::set_depth_range(inv, 0.0001, 0.3, 6.0);  // APC's 0.1 mm units
   r.push_back({"invert_scale1e-4", inv});
   return r;
 }
@@ -97,7 +95,7 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
   return ::testing::AssertionSuccess();
 }
 
-cv::Mat cpu_gold(const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams& p) {
+[[maybe_unused]] cv::Mat cpu_gold(const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams& p) {
   cv::Mat out(depth.size(), CV_32FC1, cv::Scalar(777.0f));
   dm::MaskJob job;
   job.depth = depth.data, job.depth_step = depth.step[0];
@@ -207,10 +205,13 @@ TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
   auto gpu = dm::make_backend(choice, dmtest::platform());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(42);
-  for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(640, 480), cv::Size(33, 31)}) {
-    for (int dtype : {CV_16UC1, CV_32FC1}) {
+  // Sizes in an order that grows and shrinks the slot's buffers, so transfers of part of a buffer are covered.
+  for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
+                              cv::Size(640, 480), cv::Size(33, 31)}) {
+    for (const auto& [dtype, mtype] : {std::pair{CV_16UC1, CV_8UC1}, std::pair{CV_16UC1, CV_16UC1},
+                                      std::pair{CV_32FC1, CV_8UC1}, std::pair{CV_32FC1, CV_16UC1}}) {
       const cv::Mat full_d = random_depth(size.height + 4, size.width + 4, dtype, rng);
-      const cv::Mat full_m = random_mask(size.height + 4, size.width + 4, CV_8UC1, rng);
+      const cv::Mat full_m = random_mask(size.height + 4, size.width + 4, mtype, rng);
       const cv::Mat depth = full_d(cv::Rect(2, 1, size.width, size.height));  // ROI input
       const cv::Mat mask = full_m(cv::Rect(1, 3, size.width, size.height));
       for (const Rule& rule : rules()) {

@@ -113,9 +113,13 @@ TEST(BackendChoice, ForcedBackendsCheckTheDevicesCapabilities) {
 
 TEST(BackendChoice, DeviceIndexOutOfRange) {
   EXPECT_THROW(dm::choose_backend(req(dm::BackendKind::Copy, 3), with({discrete()})), dm::PlatformError);
-  const auto c = dm::choose_backend(req(dm::BackendKind::Auto, 3), with({discrete()}));
-  EXPECT_EQ(c.kind, dm::BackendKind::Cpu);
-  EXPECT_NE(c.reason.find("device 3"), std::string::npos) << c.reason;
+  // auto does not quietly fall back to the CPU when the configured device does not exist.
+  try {
+    dm::choose_backend(req(dm::BackendKind::Auto, 3), with({discrete()}));
+    ADD_FAILURE() << "expected PlatformError";
+  } catch (const dm::PlatformError& e) {
+    EXPECT_NE(std::string(e.what()).find("backend.device is 3"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BackendChoice, ForcedCpuIsAlwaysCpu) {

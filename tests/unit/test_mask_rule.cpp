@@ -29,9 +29,7 @@ constexpr float X = -1.0f;  // the invalid value used below
 
 dm::MaskParams base_params() {
   dm::MaskParams p;
-  p.scale = 0.25f;
-  p.min_m = 1.0f;
-  p.max_m = 8.0f;
+  dm::set_depth_range(p, 0.25, 1.0, 8.0);
   p.invalid = X;
   return p;
 }
@@ -110,6 +108,36 @@ TEST(MaskRule, SixteenBitMaskUsesFullRange) {
   p.labels[0] = 65535;
   EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint16_t{65535}, p), 2.0f);
   EXPECT_EQ(dm::mask_pixel(uint16_t{8}, uint16_t{65534}, p), X);
+}
+
+// Decimal bounds at millimetre scale are inclusive for 16-bit depth too, although float(raw) * scale
+// rounds above the bound (1500 * 0.001f == 1.50000012f > 1.5f).
+TEST(MaskRule, SixteenBitRangeBoundsAreInclusiveAtDecimalScales) {
+  dm::MaskParams p;
+  for (const double max_m : {0.7, 1.5, 3.0, 0.001, 9.999}) {
+    dm::set_depth_range(p, 0.001, 0.0, max_m);
+    const auto at = static_cast<uint16_t>(std::lround(max_m * 1000));
+    EXPECT_NE(dm::mask_pixel(at, uint8_t{1}, p), p.invalid) << "max " << max_m;
+    EXPECT_EQ(dm::mask_pixel(static_cast<uint16_t>(at + 1), uint8_t{1}, p), p.invalid) << "max " << max_m;
+  }
+  for (const double min_m : {0.3, 0.7, 1.1}) {
+    dm::set_depth_range(p, 0.001, min_m, 10.0);
+    const auto at = static_cast<uint16_t>(std::lround(min_m * 1000));
+    EXPECT_NE(dm::mask_pixel(at, uint8_t{1}, p), p.invalid) << "min " << min_m;
+    EXPECT_EQ(dm::mask_pixel(static_cast<uint16_t>(at - 1), uint8_t{1}, p), p.invalid) << "min " << min_m;
+  }
+  // Every millimetre value: kept exactly when the decimal value is within [0.3, 1.5].
+  dm::set_depth_range(p, 0.001, 0.3, 1.5);
+  for (int raw = 1; raw < 65536; ++raw) {
+    const bool want = raw >= 300 && raw <= 1500;
+    ASSERT_EQ(dm::mask_pixel(static_cast<uint16_t>(raw), uint8_t{1}, p) != p.invalid, want) << raw;
+  }
+  // A range above what 16 bits can hold keeps nothing; max beyond it keeps everything valid.
+  dm::set_depth_range(p, 0.001, 70.0, 80.0);
+  EXPECT_EQ(dm::mask_pixel(uint16_t{65535}, uint8_t{1}, p), p.invalid);
+  dm::set_depth_range(p, 0.001, 0.0, 1000.0);
+  EXPECT_NE(dm::mask_pixel(uint16_t{65535}, uint8_t{1}, p), p.invalid);
+  EXPECT_EQ(dm::mask_pixel(uint16_t{0}, uint8_t{1}, p), p.invalid);
 }
 
 TEST(MaskRule, NanInvalidValueIsWritten) {

@@ -51,10 +51,11 @@ class Buffer {
   // The CPU (resp. the device) has written new contents.
   void host_written();
   void device_written();
-  // Makes the device (resp. host) copy fresh: enqueues a copy on the backend's stream when needed.
-  // The host copy may be read only after the backend's synchronize().
-  void to_device();
-  void to_host();
+  // Makes the device (resp. host) copy of the first `bytes` bytes (all by default) fresh: enqueues a
+  // copy on the backend's stream when needed. The host copy may be read only after synchronize().
+  void to_device(size_t bytes = kAll);
+  void to_host(size_t bytes = kAll);
+  static constexpr size_t kAll = ~size_t{0};
 
  private:
   friend class MemoryBackend;
@@ -93,6 +94,11 @@ class MemoryBackend {
   virtual CUstream_st* stream() const { return nullptr; }
   // Waits for the work enqueued on stream(); host copies are safe to read afterwards.
   virtual void synchronize() {}
+  // Makes the backend's device current for the calling thread (before launches from a new thread).
+  virtual void make_current() {}
+  // Empty while the device is usable; otherwise why not (a sticky CUDA error: every later call
+  // would fail too, so a batch must stop rather than fail frame after frame).
+  virtual std::string health() { return {}; }
   // One line: what the backend is, for logs.
   virtual std::string describe() const = 0;
 
@@ -105,11 +111,11 @@ class MemoryBackend {
   virtual Block do_allocate(size_t bytes) = 0;
   virtual void do_deallocate(Block b) noexcept = 0;
   // Copies between the two views of a block; only called when !shares_memory().
-  virtual void do_to_device(const Block&) {}
-  virtual void do_to_host(const Block&) {}
+  virtual void do_to_device(const Block&, size_t /*bytes*/) {}
+  virtual void do_to_host(const Block&, size_t /*bytes*/) {}
   // Hints for unified memory (prefetch); called when shares_memory().
-  virtual void do_prefetch_device(const Block&) {}
-  virtual void do_prefetch_host(const Block&) {}
+  virtual void do_prefetch_device(const Block&, size_t /*bytes*/) {}
+  virtual void do_prefetch_host(const Block&, size_t /*bytes*/) {}
 
   BackendKind kind_;
   AllocationStats stats_;

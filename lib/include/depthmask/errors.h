@@ -40,6 +40,12 @@ class OutputError : public Error {
   using Error::Error;
 };
 
+// A memory budget or allocation that cannot be met for this frame (device memory, managed budget).
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A failed CUDA runtime call or kernel launch: the call text, file:line, error name and string.
 class CudaError : public Error {
  public:

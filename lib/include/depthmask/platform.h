@@ -30,8 +30,12 @@ struct PlatformInfo {
   std::vector<DeviceInfo> devices;
 };
 
-// Queries the CUDA driver and every device. Never throws: problems land in `problem`.
-PlatformInfo probe_platform();
+// Queries the CUDA driver and every device's attributes. Free/total memory needs a context on the
+// device, so it is read only for `memory_device` (all devices when kAllDevices): a run on a shared
+// multi-GPU node should not open contexts on GPUs it will not use. Never throws: problems land in
+// `problem`.
+inline constexpr int kAllDevices = -1;
+PlatformInfo probe_platform(int memory_device = kAllDevices);
 
 // "13.0" from 13000.
 std::string cuda_version_string(int v);

@@ -12,23 +12,24 @@ namespace {
 
 class ZeroCopyBackend final : public MemoryBackend {
  public:
-  explicit ZeroCopyBackend(const DeviceInfo& dev) : MemoryBackend(BackendKind::ZeroCopy), dev_(dev) {
+  explicit ZeroCopyBackend(const DeviceInfo& dev) : MemoryBackend(BackendKind::ZeroCopy), dev_(dev), stream_(dev.index) {
     DM_EXPECT(dev.can_map_host_memory, PlatformError,
               "backend 'zero_copy' needs mapped host memory, but " << dev.name << " (device " << dev.index
                                                                    << ") reports canMapHostMemory = 0; use 'copy'");
-    use_device(dev.index);
-    stream_ = CudaStream();
   }
   bool device_executes() const override { return true; }
   bool shares_memory() const override { return true; }
   CUstream_st* stream() const override { return stream_.get(); }
   void synchronize() override { stream_.synchronize(); }
+  void make_current() override { use_device(dev_.index); }
+  std::string health() override { return device_health(dev_.index); }
   std::string describe() const override {
     return "zero_copy: mapped pinned host memory on " + dev_.name + " (device " + std::to_string(dev_.index) + ")";
   }
 
  private:
   Block do_allocate(size_t bytes) override {
+    use_device(dev_.index);
     Block b;
     DM_CUDA(cudaHostAlloc(&b.host, bytes, cudaHostAllocMapped));
     const cudaError_t e = cudaHostGetDevicePointer(&b.device, b.host, 0);

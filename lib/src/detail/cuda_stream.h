@@ -3,15 +3,34 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <utility>
 
 #include "depthmask/detail/cuda_check.h"
 
 namespace depthmask::detail {
 
+// Makes `device` current for the calling thread.
+inline void use_device(int device) { DM_CUDA(cudaSetDevice(device)); }
+
+// Empty while `device` is usable; otherwise the sticky error that makes every later call fail.
+inline std::string device_health(int device) {
+  if (cudaSetDevice(device) != cudaSuccess) return "cannot select CUDA device " + std::to_string(device);
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return {};
+  (void)cudaGetLastError();
+  return std::string("CUDA device ") + std::to_string(device) + " is in an unrecoverable state: " + cudaGetErrorName(e) +
+         " (" + cudaGetErrorString(e) + ")";
+}
+
 class CudaStream {
  public:
-  CudaStream() { DM_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  // A non-blocking stream on `device` (made current for the calling thread first, so the stream and
+  // the context belong to that device and not to whatever was current).
+  explicit CudaStream(int device) {
+    use_device(device);
+    DM_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+  }
   CudaStream(CudaStream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
   CudaStream& operator=(CudaStream&& o) noexcept {
     if (this != &o) {
@@ -34,8 +53,5 @@ class CudaStream {
   }
   cudaStream_t s_ = nullptr;
 };
-
-// Makes `device` current for the calling thread.
-inline void use_device(int device) { DM_CUDA(cudaSetDevice(device)); }
 
 }  // namespace depthmask::detail

@@ -9,6 +9,7 @@
 // Safe to include from plain C++ (no CUDA headers needed).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -26,10 +27,15 @@ namespace depthmask {
 inline constexpr int kMaxLabels = 64;
 
 // Everything the rule needs besides the two input pixels. Trivially copyable; passed by value.
+// Set the scale and range with set_depth_range(), which also derives the raw-unit bounds.
 struct MaskParams {
   float scale = 0.001f;     // metres per raw unit, for 16-bit depth (ignored for float depth)
-  float min_m = 0.0f;       // keep depth in [min_m, max_m], inclusive
+  float min_m = 0.0f;       // keep float depth in [min_m, max_m], inclusive
   float max_m = 10.0f;
+  // The same range in raw units for 16-bit depth, inclusive. Comparing integers keeps the bounds
+  // exact: float(1500) * 0.001f is 1.50000012f, which a float compare would drop at max 1.5 m.
+  uint32_t raw_min = 0;
+  uint32_t raw_max = 10000;
   float invalid = 0.0f;     // written where the pixel is not kept (may be NaN)
   uint32_t threshold = 0;   // keep where mask > threshold (when no labels are given)
   int32_t label_count = 0;  // keep where mask is one of labels[0..label_count)
@@ -53,6 +59,20 @@ struct ImageView {
   DM_HD bool empty() const { return data == nullptr || rows <= 0 || cols <= 0; }
 };
 
+// Sets scale and range, deriving the 16-bit bounds in double precision: a raw value r is in range
+// when r * scale lies in [min_m, max_m] up to a relative 1e-9 (so decimal bounds such as 1.5 m at
+// 0.001 m per unit include 1500 exactly). Host only.
+inline void set_depth_range(MaskParams& p, double scale, double min_m, double max_m) {
+  p.scale = static_cast<float>(scale);
+  p.min_m = static_cast<float>(min_m);
+  p.max_m = static_cast<float>(max_m);
+  const double lo = std::ceil(min_m / scale * (1.0 - 1e-9));
+  const double hi = std::floor(max_m / scale * (1.0 + 1e-9));
+  p.raw_min = lo <= 0.0 ? 0u : lo >= 65536.0 ? 65536u : static_cast<uint32_t>(lo);
+  p.raw_max = hi < 0.0 ? 0u : hi >= 65535.0 ? 65535u : static_cast<uint32_t>(hi);
+  if (hi < 0.0) p.raw_min = 1, p.raw_max = 0;  // empty range
+}
+
 // The mask test: label set when labels are given, else threshold; invert last.
 DM_HD inline bool mask_keeps(uint32_t m, const MaskParams& p) {
   bool keep;
@@ -74,16 +94,20 @@ DM_HD inline float depth_metres(uint16_t raw, const MaskParams& p) { return stat
 // Depth already in metres (float input): passed through.
 DM_HD inline float depth_metres(float metres, const MaskParams&) { return metres; }
 
-// Validity of the *input* sample: 16-bit needs raw > 0; float needs finite and > 0.
-DM_HD inline bool depth_valid(uint16_t raw) { return raw > 0; }
-DM_HD inline bool depth_valid(float metres) { return finite_f(metres) && metres > 0.0f; }
+// Validity and range of the *input* sample: 16-bit needs raw > 0 and raw in [raw_min, raw_max];
+// float needs finite, > 0 and in [min_m, max_m].
+DM_HD inline bool depth_in_range(uint16_t raw, const MaskParams& p) {
+  return raw > 0 && raw >= p.raw_min && raw <= p.raw_max;
+}
+DM_HD inline bool depth_in_range(float metres, const MaskParams& p) {
+  return finite_f(metres) && metres > 0.0f && metres >= p.min_m && metres <= p.max_m;
+}
 
 // One output pixel. DepthT is uint16_t (raw units) or float (metres); MaskT is uint8_t or uint16_t.
 template <class DepthT, class MaskT>
 DM_HD inline float mask_pixel(DepthT depth, MaskT mask, const MaskParams& p) {
-  const float d = depth_metres(depth, p);
-  const bool keep = depth_valid(depth) && d >= p.min_m && d <= p.max_m && mask_keeps(static_cast<uint32_t>(mask), p);
-  return keep ? d : p.invalid;
+  const bool keep = depth_in_range(depth, p) && mask_keeps(static_cast<uint32_t>(mask), p);
+  return keep ? depth_metres(depth, p) : p.invalid;
 }
 
 }  // namespace depthmask
