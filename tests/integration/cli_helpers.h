@@ -31,39 +31,19 @@ namespace dmcli {
 namespace fs = std::filesystem;
 using dmtest::CmdResult;
 using dmtest::q;
+using dmtest::read_bytes;
+using dmtest::run_shell;
+using dmtest::write_bytes;
+using dmtest::write_text;
 
-// Runs `<cmd>` through the shell (stdout and stderr together).
-inline CmdResult run_shell(const std::string& cmd) {
-  CmdResult r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // Runs `depthmask <args>` with `dir` as the working directory.
 inline CmdResult run_in(const fs::path& dir, const std::string& args) {
   return run_shell("cd " + q(dir) + " && " + dmtest::depthmask_cmd() + " " + args);
 }
 
-inline std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
-inline void write_bytes(const fs::path& p, const std::vector<uint8_t>& b) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
 
-inline void write_text(const fs::path& p, const std::string& s) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << s;
-}
 
 // Copies the committed sample into `dst` (which must not exist yet) and returns it.
 inline fs::path copy_sample(const fs::path& dst) {

@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
+#include <opencv2/core.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 
 #include "depthmask/platform.h"
@@ -58,11 +63,10 @@ struct CmdResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `depthmask <args>` through the shell, capturing output and the exit code.
-inline CmdResult run_depthmask(const std::string& args) {
+// Runs `cmd` through the shell, capturing stdout and stderr together and the exit code.
+inline CmdResult run_shell(const std::string& cmd) {
   CmdResult r;
-  const std::string cmd = depthmask_cmd() + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   size_t n;
@@ -70,6 +74,53 @@ inline CmdResult run_depthmask(const std::string& args) {
   const int status = ::pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `depthmask <args>`.
+inline CmdResult run_depthmask(const std::string& args) { return run_shell(depthmask_cmd() + " " + args); }
+
+inline std::vector<uint8_t> read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline void write_bytes(const fs::path& p, const std::vector<uint8_t>& b) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+// Writes `text` to `p`, creating its folder.
+inline void write_text(const fs::path& p, const std::string& text) {
+  if (!p.parent_path().empty()) fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// The message of the E that f() throws; another exception type propagates (and fails the test).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no exception thrown>";
+}
+
+// Bitwise equality of two images (NaN payloads included), row by row, so ROIs compare too.
+inline ::testing::AssertionResult SameBits(const cv::Mat& a, const cv::Mat& b) {
+  if (a.type() != b.type() || a.size() != b.size())
+    return ::testing::AssertionFailure() << "type/size differ: " << a.type() << " " << a.size() << " vs " << b.type()
+                                         << " " << b.size();
+  for (int y = 0; y < a.rows; ++y)
+    if (std::memcmp(a.ptr(y), b.ptr(y), static_cast<size_t>(a.cols) * a.elemSize()) != 0)
+      return ::testing::AssertionFailure() << "row " << y << " differs";
+  return ::testing::AssertionSuccess();
+}
+
+inline ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
 }
 
 // Single-quotes a path for the shell.

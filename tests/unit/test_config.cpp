@@ -14,6 +14,10 @@
 #include "depthmask/intrinsics.h"
 #include "test_support.h"
 
+using dmtest::Contains;
+using dmtest::message_of;
+using dmtest::write_text;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -27,28 +31,9 @@ using depthmask::OutputFormat;
 using depthmask::Override;
 using depthmask::parse_override;
 
-void write_text(const fs::path& p, const std::string& text) {
-  if (!p.parent_path().empty()) fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  ASSERT_TRUE(out.good()) << "cannot write " << p;
-}
 
 // The message of the E that f() throws; another exception type propagates (and fails the test).
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception thrown>";
-}
 
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
-}
 
 std::vector<Override> sets(std::initializer_list<const char*> texts) {
   std::vector<Override> out;

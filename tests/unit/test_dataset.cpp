@@ -13,6 +13,9 @@
 #include "depthmask/errors.h"
 #include "test_support.h"
 
+using dmtest::Contains;
+using dmtest::message_of;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,20 +31,7 @@ void touch(const fs::path& p, const std::string& content = "x") {
   std::ofstream(p, std::ios::binary) << content;
 }
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception thrown>";
-}
 
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
-}
 
 std::vector<std::string> ids_of(const DatasetListing& l) {
   std::vector<std::string> ids;

@@ -24,6 +24,10 @@
 #include "depthmask/platform.h"
 #include "test_support.h"
 
+using dmtest::Contains;
+using dmtest::message_of;
+using dmtest::SameBits;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -40,20 +44,7 @@ std::unique_ptr<depthmask::MemoryBackend> cpu_backend() {
                                  depthmask::PlatformInfo{});
 }
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception thrown>";
-}
 
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
-}
 
 void write_image(const fs::path& p, const cv::Mat& m) {
   fs::create_directories(p.parent_path());
@@ -79,15 +70,6 @@ FrameEntry entry(const fs::path& depth, const fs::path& mask, const fs::path& co
   return f;
 }
 
-::testing::AssertionResult SameBits(const cv::Mat& a, const cv::Mat& b) {
-  if (a.type() != b.type() || a.size() != b.size())
-    return ::testing::AssertionFailure() << "type/size differ: " << a.type() << " " << a.size() << " vs " << b.type() << " "
-                                         << b.size();
-  for (int y = 0; y < a.rows; ++y)
-    if (std::memcmp(a.ptr(y), b.ptr(y), static_cast<size_t>(a.cols) * a.elemSize()) != 0)
-      return ::testing::AssertionFailure() << "row " << y << " differs";
-  return ::testing::AssertionSuccess();
-}
 
 // Expected output of one pixel, stated as a value (NaN for "invalid" when invalid is NaN).
 void expect_pixel(const cv::Mat& out, int y, int x, float want) {

@@ -22,6 +22,10 @@
 #include "depthmask/writers.h"
 #include "test_support.h"
 
+using dmtest::Contains;
+using dmtest::message_of;
+using dmtest::SameBits;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -29,20 +33,7 @@ using depthmask::OutputError;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception thrown>";
-}
 
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << part << "' not found in: " << text;
-}
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -69,16 +60,6 @@ cv::Mat test_image(int rows, int cols) {
   return m;
 }
 
-// Bitwise equality of two CV_32FC1 images (NaN payloads included), row by row.
-::testing::AssertionResult SameBits(const cv::Mat& a, const cv::Mat& b) {
-  if (a.type() != b.type() || a.size() != b.size())
-    return ::testing::AssertionFailure() << "type/size differ: " << a.type() << " " << a.size() << " vs " << b.type() << " "
-                                         << b.size();
-  for (int y = 0; y < a.rows; ++y)
-    if (std::memcmp(a.ptr(y), b.ptr(y), static_cast<size_t>(a.cols) * a.elemSize()) != 0)
-      return ::testing::AssertionFailure() << "row " << y << " differs";
-  return ::testing::AssertionSuccess();
-}
 
 // ---------------------------------------------------------------------------------------------------
 // NPY
