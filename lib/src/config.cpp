@@ -334,11 +334,12 @@ Config load_config(const std::optional<fs::path>& file, const std::vector<Overri
     apply(c, root, Origin{file->string(), base, true});
   }
   for (const Override& ov : overrides) {
-    const std::string label = ov.origin == "--set" ? "--set " + ov.key + "=" + ov.value : ov.origin + " " + ov.value;
+    // A key=value expression is quoted whole; a literal (a dedicated flag) by its origin and value.
+    const std::string label = ov.literal ? ov.origin + " " + ov.value : ov.origin + " " + ov.key + "=" + ov.value;
     if (ov.key.empty() || ov.key.front() == '.' || ov.key.back() == '.' || ov.key.find("..") != std::string::npos)
       throw ConfigError("in " + label + ": '" + ov.key + "' is not a key path such as mask.labels");
     if (ov.value.empty())
-      throw ConfigError(ov.origin == "--set" ? "in " + label + ": no value after '='" : ov.origin + " needs a value");
+      throw ConfigError(ov.literal ? ov.origin + " needs a value" : "in " + label + ": no value after '='");
     YAML::Node value = ov.literal ? YAML::Node(ov.value) : load_yaml_text(ov.value, label);
     // Nest the value under the dotted key: a.b.c=v becomes {a: {b: {c: v}}}.
     std::vector<std::string> parts;
