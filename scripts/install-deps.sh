@@ -9,7 +9,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libpng-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libpng-dev nlohmann-json3-dev
   python3 python3-numpy
 )
 runtime_pkgs=(

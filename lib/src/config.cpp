@@ -33,7 +33,40 @@ std::string_view to_string(BackendKind k) {
   return "?";
 }
 std::string_view to_string(OnError e) { return e == OnError::Skip ? "skip" : "stop"; }
-std::string_view to_string(OutputFormat f) { return f == OutputFormat::Tiff ? "tiff" : "npy"; }
+std::string_view to_string(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::Tiff: return "tiff";
+    case OutputFormat::Npy: return "npy";
+    case OutputFormat::Exr: return "exr";
+    case OutputFormat::Png16: return "png16";
+    case OutputFormat::Ply: return "ply";
+    case OutputFormat::Json: return "json";
+  }
+  return "?";
+}
+std::string_view to_string(InputLayout l) {
+  switch (l) {
+    case InputLayout::Auto: return "auto";
+    case InputLayout::Pattern: return "pattern";
+    case InputLayout::Apc: return "apc";
+    case InputLayout::SevenScenes: return "7scenes";
+    case InputLayout::Bop: return "bop";
+    case InputLayout::Tum: return "tum";
+    case InputLayout::YcbInEOAT: return "ycbineoat";
+  }
+  return "?";
+}
+std::string_view to_string(DepthEncoding e) { return e == DepthEncoding::Plain ? "plain" : "apc"; }
+std::string_view to_string(RegistrationMode m) {
+  switch (m) {
+    case RegistrationMode::Auto: return "auto";
+    case RegistrationMode::None: return "none";
+    case RegistrationMode::Resample: return "resample";
+    case RegistrationMode::Reproject: return "reproject";
+  }
+  return "?";
+}
+std::string_view to_string(OutputLayout l) { return l == OutputLayout::Flat ? "flat" : "mirror"; }
 
 std::optional<BackendKind> parse_backend_kind(std::string_view s) {
   for (auto k : {BackendKind::Auto, BackendKind::Copy, BackendKind::ZeroCopy, BackendKind::Managed, BackendKind::Cpu})
@@ -46,8 +79,37 @@ std::optional<OnError> parse_on_error(std::string_view s) {
   return std::nullopt;
 }
 std::optional<OutputFormat> parse_output_format(std::string_view s) {
-  for (auto f : {OutputFormat::Tiff, OutputFormat::Npy})
+  for (auto f : {OutputFormat::Tiff, OutputFormat::Npy, OutputFormat::Exr, OutputFormat::Png16, OutputFormat::Ply,
+                 OutputFormat::Json})
     if (s == to_string(f)) return f;
+  return std::nullopt;
+}
+std::optional<InputLayout> parse_input_layout(std::string_view s) {
+  for (auto l : {InputLayout::Auto, InputLayout::Pattern, InputLayout::Apc, InputLayout::SevenScenes, InputLayout::Bop,
+                 InputLayout::Tum, InputLayout::YcbInEOAT})
+    if (s == to_string(l)) return l;
+  return std::nullopt;
+}
+std::optional<DepthEncoding> parse_depth_encoding(std::string_view s) {
+  for (auto e : {DepthEncoding::Plain, DepthEncoding::Apc})
+    if (s == to_string(e)) return e;
+  return std::nullopt;
+}
+std::optional<RegistrationMode> parse_registration_mode(std::string_view s) {
+  for (auto m : {RegistrationMode::Auto, RegistrationMode::None, RegistrationMode::Resample, RegistrationMode::Reproject})
+    if (s == to_string(m)) return m;
+  return std::nullopt;
+}
+std::optional<OutputLayout> parse_output_layout(std::string_view s) {
+  for (auto l : {OutputLayout::Flat, OutputLayout::Mirror})
+    if (s == to_string(l)) return l;
+  return std::nullopt;
+}
+std::optional<double> depth_scale_preset(std::string_view name) {
+  if (name == "mm") return 0.001;
+  if (name == "0.1mm") return 0.0001;
+  if (name == "tum") return 1.0 / 5000.0;
+  if (name == "d405") return 0.0001;
   return std::nullopt;
 }
 std::string allowed_backend_kinds() { return "auto, copy, zero_copy, managed, cpu"; }
@@ -67,7 +129,7 @@ struct Origin {
 
 class Reader {
  public:
-  explicit Reader(const Origin& o) : o_(o) {}
+  explicit Reader(const Origin& o, std::set<std::string>* seen = nullptr) : o_(o), seen_(seen) {}
 
   std::string where(const YAML::Node& n) const {
     if (!o_.is_file) return "in " + o_.name;
@@ -104,6 +166,7 @@ class Reader {
         throw ConfigError("unknown config key '" + full + "' " + where(kv.first) + "; allowed keys" +
                           (prefix.empty() ? "" : " in '" + prefix + "'") + ": " + list);
       }
+      if (seen_) seen_->insert(full);
       f(k, full, kv.second);
     }
   }
@@ -176,6 +239,7 @@ class Reader {
 
  private:
   const Origin& o_;
+  std::set<std::string>* seen_;
 };
 
 std::string check_pattern(const Reader& r, const std::string& key, const YAML::Node& n, bool allow_empty) {
@@ -208,13 +272,22 @@ Intrinsics read_intrinsics_map(const Reader& r, const std::string& prefix, const
 }
 
 void apply(Config& c, const YAML::Node& root, const Origin& o) {
-  const Reader r(o);
+  const Reader r(o, &c.explicit_keys);
   if (!root || root.IsNull()) return;  // an empty file: defaults
-  r.each("", root, {"input", "depth", "mask", "output", "backend", "run", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
+  r.each("", root, {"input", "depth", "mask", "registration", "output", "backend", "run", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
     if (s.IsNull()) return;  // "mask:" with nothing under it: no changes
     if (section == "input") {
-      r.each("input", s, {"root", "depth", "mask", "color", "intrinsics"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
-        if (k == "root") c.input.root = r.path(full, v);
+      r.each("input", s, {"layout", "root", "depth", "mask", "color", "intrinsics", "max_time_diff", "object", "bop_masks"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "layout") c.input.layout = r.enumeration<InputLayout>(full, v, parse_input_layout, "auto, pattern, apc, 7scenes, bop, tum, ycbineoat");
+        else if (k == "max_time_diff") {
+          c.input.max_time_diff = r.finite_number(full, v);
+          if (!(c.input.max_time_diff > 0)) r.fail(full, v, "must be > 0 seconds, got " + v.Scalar());
+        } else if (k == "object") c.input.object = v.IsNull() ? std::string() : r.str(full, v);
+        else if (k == "bop_masks") {
+          c.input.bop_masks = r.str(full, v);
+          if (c.input.bop_masks != "mask_visib" && c.input.bop_masks != "mask")
+            r.fail(full, v, "invalid value '" + v.Scalar() + "'; allowed values: mask_visib, mask");
+        } else if (k == "root") c.input.root = r.path(full, v);
         else if (k == "depth") c.input.depth = check_pattern(r, full, v, false);
         else if (k == "mask") c.input.mask = check_pattern(r, full, v, false);
         else if (k == "color") c.input.color = v.IsNull() ? std::string() : check_pattern(r, full, v, true);
@@ -223,7 +296,31 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else c.input.intrinsics_file = r.path(full, v), c.input.intrinsics.reset();
       });
     } else if (section == "depth") {
-      r.each("depth", s, {"scale", "min", "max"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("depth", s, {"scale", "min", "max", "encoding", "invalid_values"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "encoding") {
+          c.depth.encoding = r.enumeration<DepthEncoding>(full, v, parse_depth_encoding, "plain, apc");
+          return;
+        }
+        if (k == "invalid_values") {
+          c.depth.invalid_values.clear();
+          if (v.IsNull()) return;
+          if (v.IsScalar()) c.depth.invalid_values.push_back(static_cast<uint32_t>(r.integer(full, v, 0, 65535)));
+          else if (!v.IsSequence()) r.fail(full, v, "expected a list of raw values such as [65535], got " + Reader::scalar_text(v));
+          else for (const auto& e : v) c.depth.invalid_values.push_back(static_cast<uint32_t>(r.integer(full, e, 0, 65535)));
+          if (c.depth.invalid_values.size() > 4) r.fail(full, v, "at most 4 invalid raw values are supported");
+          return;
+        }
+        if (k == "scale" && v.IsScalar()) {
+          if (const auto preset = depth_scale_preset(v.Scalar())) {
+            c.depth.scale = *preset;
+            return;
+          }
+          try {
+            (void)r.number(full, v);
+          } catch (const ConfigError&) {
+            r.fail(full, v, "expected a number (metres per raw unit) or a preset (mm, 0.1mm, tum, d405), got '" + v.Scalar() + "'");
+          }
+        }
         const double x = r.finite_number(full, v);
         if (k == "scale") {
           if (!(x > 0)) r.fail(full, v, "metres per raw unit must be positive, got " + v.Scalar());
@@ -237,8 +334,18 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         }
       });
     } else if (section == "mask") {
-      r.each("mask", s, {"threshold", "labels", "invert"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("mask", s, {"threshold", "threshold_fraction", "labels", "invert", "erode", "per_instance"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "threshold") c.mask.threshold = static_cast<uint32_t>(r.integer(full, v, 0, 65535));
+        else if (k == "threshold_fraction") {
+          if (v.IsNull()) {
+            c.mask.threshold_fraction.reset();
+            return;
+          }
+          const double x = r.finite_number(full, v);
+          if (x < 0 || x > 1) r.fail(full, v, "expected a fraction of the mask's full scale in [0, 1], got " + v.Scalar());
+          c.mask.threshold_fraction = x;
+        } else if (k == "erode") c.mask.erode = static_cast<int>(r.integer(full, v, 0, 16));
+        else if (k == "per_instance") c.mask.per_instance = r.boolean(full, v);
         else if (k == "invert") c.mask.invert = r.boolean(full, v);
         else {
           c.mask.labels.clear();
@@ -253,9 +360,14 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
           for (const auto& e : v) c.mask.labels.push_back(static_cast<uint32_t>(r.integer(full, e, 0, 65535)));
         }
       });
+    } else if (section == "registration") {
+      r.each("registration", s, {"mode"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
+        c.registration.mode = r.enumeration<RegistrationMode>(full, v, parse_registration_mode, "auto, none, resample, reproject");
+      });
     } else if (section == "output") {
-      r.each("output", s, {"dir", "format", "invalid", "preview", "fsync"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
-        if (k == "dir") c.output.dir = r.path(full, v);
+      r.each("output", s, {"dir", "format", "invalid", "preview", "fsync", "layout"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "layout") c.output.layout = r.enumeration<OutputLayout>(full, v, parse_output_layout, "flat, mirror");
+        else if (k == "dir") c.output.dir = r.path(full, v);
         else if (k == "preview") c.output.preview = r.boolean(full, v);
         else if (k == "fsync") c.output.fsync = r.boolean(full, v);
         else if (k == "invalid") {
@@ -265,12 +377,12 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         } else {
           std::vector<OutputFormat> f;
           auto one = [&](const YAML::Node& e) {
-            const auto x = r.enumeration<OutputFormat>(full, e, parse_output_format, "tiff, npy");
+            const auto x = r.enumeration<OutputFormat>(full, e, parse_output_format, "tiff, npy, exr, png16, ply, json");
             if (std::find(f.begin(), f.end(), x) == f.end()) f.push_back(x);
           };
           if (v.IsSequence()) for (const auto& e : v) one(e);
           else one(v);
-          if (f.empty()) r.fail(full, v, "needs at least one format; allowed values: tiff, npy");
+          if (f.empty()) r.fail(full, v, "needs at least one format; allowed values: tiff, npy, exr, png16, ply, json");
           c.output.formats = f;
         }
       });
@@ -280,8 +392,9 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else c.backend.device = static_cast<int>(r.integer(full, v, 0, 1023));
       });
     } else if (section == "run") {
-      r.each("run", s, {"on_error"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
-        c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
+      r.each("run", s, {"on_error", "force"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "force") c.run.force = r.boolean(full, v);
+        else c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
       });
     } else {
       r.each("logging", s, {"level"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
@@ -403,6 +516,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   YAML::Emitter e;
   e << YAML::BeginMap;
   e << YAML::Key << "input" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "layout" << YAML::Value << std::string(to_string(c.input.layout));
   e << YAML::Key << "root" << YAML::Value << show_path(c.input.root, relative_to);
   e << YAML::Key << "depth" << YAML::Value << YAML::DoubleQuoted << c.input.depth;
   e << YAML::Key << "mask" << YAML::Value << YAML::DoubleQuoted << c.input.mask;
@@ -425,16 +539,31 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   } else {
     e << YAML::Null;
   }
+  e << YAML::Key << "max_time_diff" << YAML::Value; emit_number(e, c.input.max_time_diff);
+  e << YAML::Key << "object" << YAML::Value;
+  if (c.input.object.empty()) e << YAML::Null;
+  else e << c.input.object;
+  e << YAML::Key << "bop_masks" << YAML::Value << c.input.bop_masks;
   e << YAML::EndMap;
   e << YAML::Key << "depth" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "scale" << YAML::Value; emit_number(e, c.depth.scale);
   e << YAML::Key << "min" << YAML::Value; emit_number(e, c.depth.min);
   e << YAML::Key << "max" << YAML::Value; emit_number(e, c.depth.max);
+  e << YAML::Key << "encoding" << YAML::Value << std::string(to_string(c.depth.encoding));
+  e << YAML::Key << "invalid_values" << YAML::Value << YAML::Flow << c.depth.invalid_values;
   e << YAML::EndMap;
   e << YAML::Key << "mask" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "threshold" << YAML::Value << c.mask.threshold;
   e << YAML::Key << "labels" << YAML::Value << YAML::Flow << c.mask.labels;
+  e << YAML::Key << "threshold_fraction" << YAML::Value;
+  if (c.mask.threshold_fraction) emit_number(e, *c.mask.threshold_fraction);
+  else e << YAML::Null;
   e << YAML::Key << "invert" << YAML::Value << c.mask.invert;
+  e << YAML::Key << "erode" << YAML::Value << c.mask.erode;
+  e << YAML::Key << "per_instance" << YAML::Value << c.mask.per_instance;
+  e << YAML::EndMap;
+  e << YAML::Key << "registration" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "mode" << YAML::Value << std::string(to_string(c.registration.mode));
   e << YAML::EndMap;
   e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "dir" << YAML::Value << show_path(c.output.dir, relative_to);
@@ -449,6 +578,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "invalid" << YAML::Value; emit_number(e, c.output.invalid);
   e << YAML::Key << "preview" << YAML::Value << c.output.preview;
   e << YAML::Key << "fsync" << YAML::Value << c.output.fsync;
+  e << YAML::Key << "layout" << YAML::Value << std::string(to_string(c.output.layout));
   e << YAML::EndMap;
   e << YAML::Key << "backend" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "kind" << YAML::Value << std::string(to_string(c.backend.kind));
@@ -456,6 +586,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::EndMap;
   e << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "on_error" << YAML::Value << std::string(to_string(c.run.on_error));
+  e << YAML::Key << "force" << YAML::Value << c.run.force;
   e << YAML::EndMap;
   e << YAML::Key << "logging" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "level" << YAML::Value << c.logging.level;

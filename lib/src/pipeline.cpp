@@ -33,11 +33,30 @@ void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
   }
 }
 
+// Settings the configuration accepts but this build does not act on yet are refused, never ignored.
+void check_supported(const Config& c) {
+  auto refuse = [](const std::string& what) { throw ConfigError(what + " is not supported yet"); };
+  if (c.input.layout != InputLayout::Auto && c.input.layout != InputLayout::Pattern)
+    refuse("input.layout '" + std::string(to_string(c.input.layout)) + "'");
+  if (!c.input.object.empty()) refuse("input.object");
+  if (c.depth.encoding != DepthEncoding::Plain) refuse("depth.encoding 'apc'");
+  if (!c.depth.invalid_values.empty()) refuse("depth.invalid_values");
+  if (c.mask.threshold_fraction) refuse("mask.threshold_fraction");
+  if (c.mask.erode != 0) refuse("mask.erode");
+  if (c.mask.per_instance) refuse("mask.per_instance");
+  if (c.registration.mode == RegistrationMode::Resample || c.registration.mode == RegistrationMode::Reproject)
+    refuse("registration.mode '" + std::string(to_string(c.registration.mode)) + "'");
+  if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
+  for (auto f : c.output.formats)
+    if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
+}
+
 }  // namespace
 
 RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
   using Clock = std::chrono::steady_clock;
+  check_supported(c);
   RunSummary s;
   s.backend = backend.kind();
   s.backend_reason = choice.reason;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,11 @@ namespace depthmask {
 
 enum class BackendKind { Auto, Copy, ZeroCopy, Managed, Cpu };
 enum class OnError { Skip, Stop };
-enum class OutputFormat { Tiff, Npy };
+enum class OutputFormat { Tiff, Npy, Exr, Png16, Ply, Json };
+enum class InputLayout { Auto, Pattern, Apc, SevenScenes, Bop, Tum, YcbInEOAT };
+enum class DepthEncoding { Plain, Apc };  // apc: 16-bit words rotated left by 3 bits
+enum class RegistrationMode { Auto, None, Resample, Reproject };
+enum class OutputLayout { Flat, Mirror };
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(OnError e);
@@ -26,28 +31,51 @@ std::string_view to_string(OutputFormat f);
 std::optional<BackendKind> parse_backend_kind(std::string_view s);
 std::optional<OnError> parse_on_error(std::string_view s);
 std::optional<OutputFormat> parse_output_format(std::string_view s);
+std::string_view to_string(InputLayout l);
+std::optional<InputLayout> parse_input_layout(std::string_view s);
+std::string_view to_string(DepthEncoding e);
+std::optional<DepthEncoding> parse_depth_encoding(std::string_view s);
+std::string_view to_string(RegistrationMode m);
+std::optional<RegistrationMode> parse_registration_mode(std::string_view s);
+std::string_view to_string(OutputLayout l);
+std::optional<OutputLayout> parse_output_layout(std::string_view s);
+// Named depth scales (metres per raw unit): mm 0.001, 0.1mm 0.0001, tum 0.0002 (1/5000), d405 0.0001.
+std::optional<double> depth_scale_preset(std::string_view name);
 // The allowed words, comma separated, for messages.
 std::string allowed_backend_kinds();
 
 struct InputConfig {
+  InputLayout layout = InputLayout::Auto;  // auto: detected from the folder, and the reason logged
   std::filesystem::path root = ".";
   std::string depth = "depth/{id}.png";  // drives the frame list
   std::string mask = "mask/{id}.png";
   std::string color = "color/{id}.png";  // optional: frames without a color file get none
   std::filesystem::path intrinsics_file;  // empty: none, or given inline
   std::optional<Intrinsics> intrinsics;   // inline {fx, fy, cx, cy}, or read from intrinsics_file
+  double max_time_diff = 0.02;  // tum: seconds between associated depth and rgb/mask timestamps
+  std::string object;           // apc: mask from masks/frame-{id}.<object>.mask.png (+ its thresh.txt), not segm/
+  std::string bop_masks = "mask_visib";  // bop: mask_visib | mask
 };
 
 struct DepthConfig {
-  double scale = 0.001;  // metres per raw unit (16-bit input)
+  double scale = 0.001;  // metres per raw unit (16-bit input); YAML also takes a preset name
   double min = 0.0;      // metres, inclusive
   double max = 10.0;
+  DepthEncoding encoding = DepthEncoding::Plain;
+  std::vector<uint32_t> invalid_values;  // raw values meaning "no measurement" besides 0 (7-Scenes: 65535)
 };
 
 struct MaskConfig {
   uint32_t threshold = 0;         // keep where mask > threshold (raw mask units) ...
   std::vector<uint32_t> labels;   // ... or, when non-empty, where mask is one of these
   bool invert = false;            // applied last
+  std::optional<double> threshold_fraction;  // 0..1 of the mask type's full scale; replaces threshold
+  int erode = 0;                  // drop pixels within this many pixels of the mask's boundary
+  bool per_instance = false;      // bop: one output per instance mask instead of their union
+};
+
+struct RegistrationConfig {
+  RegistrationMode mode = RegistrationMode::Auto;
 };
 
 struct OutputConfig {
@@ -56,6 +84,7 @@ struct OutputConfig {
   float invalid = 0.0f;  // 0, NaN or any number
   bool preview = false;
   bool fsync = false;    // fsync each file before the rename that publishes it
+  OutputLayout layout = OutputLayout::Flat;  // mirror: the input's folders and file names
 };
 
 struct BackendConfig {
@@ -65,6 +94,7 @@ struct BackendConfig {
 
 struct RunConfig {
   OnError on_error = OnError::Skip;
+  bool force = false;  // redo frames the manifest records as finished
 };
 
 struct LoggingConfig {
@@ -77,8 +107,12 @@ struct Config {
   MaskConfig mask;
   OutputConfig output;
   BackendConfig backend;
+  RegistrationConfig registration;
   RunConfig run;
   LoggingConfig logging;
+  // Dotted keys set by the file or an override (not defaults): a detected layout fills only the rest.
+  std::set<std::string> explicit_keys;
+  bool is_explicit(const std::string& key) const { return explicit_keys.count(key) != 0; }
 };
 
 // One `key.path=value` override. `origin` names where it came from ("--set", "--input") for messages.

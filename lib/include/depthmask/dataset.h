@@ -3,10 +3,13 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "depthmask/config.h"
+#include "depthmask/intrinsics.h"
 
 namespace depthmask {
 
@@ -15,6 +18,13 @@ struct FrameEntry {
   std::string id;    // what `{id}` matched
   std::filesystem::path depth, mask;
   std::filesystem::path color;  // empty when the pattern is unset or the file does not exist
+  // Per-instance masks (BOP: {im_id:06d}_{gt_idx:06d}.png) as (instance id, file); empty otherwise.
+  // Their union is the frame's mask, or each gives its own output with mask.per_instance.
+  std::vector<std::pair<std::string, std::filesystem::path>> instances;
+  std::optional<Intrinsics> intrinsics;  // this frame's own (BOP cam_K); otherwise the dataset's
+  std::optional<double> depth_scale;     // this frame's own metres per raw unit (BOP depth_scale / 1000)
+  double timestamp = -1;                 // seconds (TUM), -1 when unknown
+  std::filesystem::path relative;        // depth path relative to input.root, for output.layout: mirror
 };
 
 struct DatasetListing {
