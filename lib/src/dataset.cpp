@@ -99,7 +99,7 @@ std::vector<std::string> files_under(const fs::path& dir, size_t depth) {
 
 }  // namespace
 
-DatasetListing list_frames(const InputConfig& input) {
+DatasetListing list_frames(const InputConfig& input, const std::function<bool(const fs::path&)>& is_layout_file) {
   std::error_code ec;
   DM_EXPECT(fs::is_directory(input.root, ec), InputError,
             "input folder '" << input.root.string() << "' does not exist or is not a folder (input.root)");
@@ -146,6 +146,7 @@ DatasetListing list_frames(const InputConfig& input) {
       // Files the run itself writes or reads as configuration are not strays.
       const std::string ext = p.extension().string();
       if (ext == ".yaml" || ext == ".yml") continue;
+      if (is_layout_file && is_layout_file(p)) continue;
       ++out.unmatched_files;
       if (out.unmatched_examples.size() < 5) out.unmatched_examples.push_back(p);
     }

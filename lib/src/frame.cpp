@@ -77,6 +77,12 @@ MaskParams mask_params(const Config& c) {
   return p;
 }
 
+MaskParams mask_params(const Config& c, const FrameEntry& f) {
+  MaskParams p = mask_params(c);
+  if (f.depth_scale) set_depth_range(p, *f.depth_scale, c.depth.min, c.depth.max);
+  return p;
+}
+
 // OpenCV allocates a decoded image through the Mat's allocator. This one returns the backend buffer
 // when it is large enough, so the decoder writes straight into pinned/mapped memory. Decoding into an
 // *empty* Mat (rather than a header on last frame's buffer) matters: when OpenCV finds no decoder or

@@ -8,6 +8,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/layouts.h"
 #include "depthmask/writers.h"
 
 namespace depthmask {
@@ -33,14 +34,21 @@ void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
   }
 }
 
+// Invalid raw values that the depth range drops anyway need nothing more (7-Scenes' 65535 at 1 mm per
+// unit is 65.5 m, beyond any sensible depth.max).
+bool invalid_values_out_of_range(const Config& c) {
+  MaskParams p;
+  set_depth_range(p, c.depth.scale, c.depth.min, c.depth.max);
+  for (const uint32_t v : c.depth.invalid_values)
+    if (v != 0 && v >= p.raw_min && v <= p.raw_max) return false;
+  return true;
+}
+
 // Settings the configuration accepts but this build does not act on yet are refused, never ignored.
 void check_supported(const Config& c) {
   auto refuse = [](const std::string& what) { throw ConfigError(what + " is not supported yet"); };
-  if (c.input.layout != InputLayout::Auto && c.input.layout != InputLayout::Pattern)
-    refuse("input.layout '" + std::string(to_string(c.input.layout)) + "'");
-  if (!c.input.object.empty()) refuse("input.object");
   if (c.depth.encoding != DepthEncoding::Plain) refuse("depth.encoding 'apc'");
-  if (!c.depth.invalid_values.empty()) refuse("depth.invalid_values");
+  if (!c.depth.invalid_values.empty() && !invalid_values_out_of_range(c)) refuse("depth.invalid_values");
   if (c.mask.threshold_fraction) refuse("mask.threshold_fraction");
   if (c.mask.erode != 0) refuse("mask.erode");
   if (c.mask.per_instance) refuse("mask.per_instance");
@@ -53,15 +61,19 @@ void check_supported(const Config& c) {
 
 }  // namespace
 
-RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
+RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
   using Clock = std::chrono::steady_clock;
+  check_supported(config);
+  const ResolvedInput input = resolve_input(config);
+  spdlog::info("layout {} ({})", to_string(input.layout), input.reason);
+  const Config& c = input.config;  // with the layout's defaults for the keys the user did not set
   check_supported(c);
   RunSummary s;
   s.backend = backend.kind();
   s.backend_reason = choice.reason;
 
-  const DatasetListing listing = list_frames(c.input);
+  const DatasetListing& listing = input.listing;
   s.total = listing.frames.size();
   s.unmatched_files = listing.unmatched_files;
   if (listing.unmatched_files > 0) {
@@ -85,7 +97,7 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
     bool ok = false;
     try {
       slot.load(f, c.output.preview);
-      slot.run_mask(params);
+      slot.run_mask(f.depth_scale ? mask_params(c, f) : params);
       write_frame(c, f, slot);
       ok = true;
     } catch (const CudaError& e) {

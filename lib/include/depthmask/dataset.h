@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <string>
@@ -41,8 +42,11 @@ bool natural_less(const std::string& a, const std::string& b);
 // Lists frames under input.root. The depth pattern drives the list; mask and color paths are the
 // id substituted into their patterns (the mask's existence is checked when the frame is loaded, so a
 // missing mask is an error of that frame). Throws InputError when the root is not a readable folder
-// or no file matches the depth pattern.
-DatasetListing list_frames(const InputConfig& input);
+// or no file matches the depth pattern. `is_layout_file` (optional) names files of the dataset that
+// no frame uses but that are not strays either (cam.info.txt, another depth stream ...): they are
+// not counted as unmatched.
+DatasetListing list_frames(const InputConfig& input,
+                           const std::function<bool(const std::filesystem::path&)>& is_layout_file = {});
 
 // The pattern with `{id}` replaced.
 std::string substitute_id(const std::string& pattern, const std::string& id);

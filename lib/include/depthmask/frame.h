@@ -65,5 +65,7 @@ void check_mask_type(const cv::Mat& m, const std::string& file);
 // The per-pixel rule's parameters from the configuration.
 struct Config;
 MaskParams mask_params(const Config& config);
+// The same for one frame: its own depth scale (BOP depth_scale) when it has one.
+MaskParams mask_params(const Config& config, const FrameEntry& frame);
 
 }  // namespace depthmask
