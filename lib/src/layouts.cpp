@@ -21,6 +21,7 @@ namespace depthmask {
 namespace {
 
 using layouts_detail::ends_with;
+using layouts_detail::layout_default;
 using layouts_detail::starts_with;
 
 bool is_file(const fs::path& p) {
@@ -88,7 +89,10 @@ double read_thresh_file(const fs::path& file) {
 // The dataset's own intrinsics file, unless the user gave input.intrinsics.
 void use_intrinsics_file(ResolvedInput& r, const fs::path& file, const char* what) {
   Config& e = r.config;
-  if (e.is_explicit("input.intrinsics")) return;
+  if (e.is_explicit("input.intrinsics")) {
+    if (is_file(file)) layouts_detail::warn_override(r, "input.intrinsics", "the K of " + file.string());
+    return;
+  }
   if (!is_file(file)) {
     spdlog::warn("{}: no {} in '{}', so the frames have no intrinsics (set input.intrinsics to give them)",
                  layouts_detail::layout_label(r), what, e.input.root.string());
@@ -96,10 +100,6 @@ void use_intrinsics_file(ResolvedInput& r, const fs::path& file, const char* wha
   }
   e.input.intrinsics = read_intrinsics_k_text(file);
   e.input.intrinsics_file = file;
-}
-
-void set_pattern(Config& e, const char* key, std::string& field, const std::string& value) {
-  if (!e.is_explicit(key)) field = value;
 }
 
 void resolve_apc(ResolvedInput& r) {
@@ -115,21 +115,23 @@ void resolve_apc(ResolvedInput& r) {
   if (!e.is_explicit("input.intrinsics")) {
     e.input.intrinsics = r.geometry->color;
     e.input.intrinsics_file.clear();
+  } else {
+    layouts_detail::warn_override(r, "input.intrinsics", "the color K of " + cam.string());
   }
-  if (!e.is_explicit("depth.scale")) e.depth.scale = 0.0001;
-  if (!e.is_explicit("depth.encoding")) e.depth.encoding = DepthEncoding::Apc;
-  set_pattern(e, "input.depth", e.input.depth, "frame-{id}.depth.png");
-  set_pattern(e, "input.color", e.input.color, "frame-{id}.color.png");
+  layout_default(r, "depth.scale", e.depth.scale, 0.0001);
+  layout_default(r, "depth.encoding", e.depth.encoding, DepthEncoding::Apc);
+  layout_default(r, "input.depth", e.input.depth, std::string("frame-{id}.depth.png"));
+  layout_default(r, "input.color", e.input.color, std::string("frame-{id}.color.png"));
 
   const std::string& object = e.input.object;
   if (object.empty()) {
-    set_pattern(e, "input.mask", e.input.mask, "segm/frame-{id}.segm.png");
+    layout_default(r, "input.mask", e.input.mask, std::string("segm/frame-{id}.segm.png"));
   } else {
     DM_EXPECT(object.find('/') == std::string::npos && object.find("{id}") == std::string::npos, ConfigError,
               "config key 'input.object': '" << object << "' is not an object name such as kleenex_tissue_box");
     const std::string suffix = "." + object + ".mask.png";
+    layout_default(r, "input.mask", e.input.mask, "masks/frame-{id}" + suffix);
     if (!e.is_explicit("input.mask")) {
-      e.input.mask = "masks/frame-{id}" + suffix;
       bool any = false;
       std::set<std::string> objects;
       std::error_code ec;
@@ -149,6 +151,8 @@ void resolve_apc(ResolvedInput& r) {
     // The probability maps are p x 65535; upstream keeps p > thresh.
     if (!e.is_explicit("mask.threshold_fraction"))
       e.mask.threshold_fraction = read_thresh_file(root / "masks" / (object + ".thresh.txt"));
+    else
+      layouts_detail::warn_override(r, "mask.threshold_fraction", "masks/" + object + ".thresh.txt");
   }
 
   // Files of the dataset that this run does not read: the camera file, the other depth stream, the
@@ -173,12 +177,12 @@ void resolve_seven_scenes(ResolvedInput& r) {
             layouts_detail::layout_label(r) << ": no frame-*.depth.png in '" << root.string() << "' or in its rgbd-frames/");
   const std::string d = dir.value_or("");
   use_intrinsics_file(r, root / "camera-intrinsics.txt", "camera-intrinsics.txt");
-  if (!e.is_explicit("depth.scale")) e.depth.scale = 0.001;
-  if (!e.is_explicit("depth.invalid_values")) e.depth.invalid_values = {65535};
-  set_pattern(e, "input.depth", e.input.depth, d + "frame-{id}.depth.png");
-  set_pattern(e, "input.color", e.input.color, d + "frame-{id}.color.png");
+  layout_default(r, "depth.scale", e.depth.scale, 0.001);
+  layout_default(r, "depth.invalid_values", e.depth.invalid_values, std::vector<uint32_t>{65535});
+  layout_default(r, "input.depth", e.input.depth, d + "frame-{id}.depth.png");
+  layout_default(r, "input.color", e.input.color, d + "frame-{id}.color.png");
   // 7-Scenes ships no masks: by default they sit beside the frames.
-  set_pattern(e, "input.mask", e.input.mask, d + "frame-{id}.mask.png");
+  layout_default(r, "input.mask", e.input.mask, d + "frame-{id}.mask.png");
   auto layout_file = [root](const fs::path& p) {
     const std::string name = p.filename().string();
     return p.lexically_relative(root).generic_string() == "camera-intrinsics.txt" || is_frame_file(name, "pose.txt");
@@ -192,10 +196,10 @@ void resolve_ycbineoat(ResolvedInput& r) {
   DM_EXPECT(is_dir(root / "depth") || e.is_explicit("input.depth"), InputError,
             layouts_detail::layout_label(r) << ": no depth/ folder in '" << root.string() << "'");
   use_intrinsics_file(r, root / "cam_K.txt", "cam_K.txt");
-  if (!e.is_explicit("depth.scale")) e.depth.scale = 0.001;
-  set_pattern(e, "input.depth", e.input.depth, "depth/{id}.png");
-  set_pattern(e, "input.color", e.input.color, "rgb/{id}.png");
-  set_pattern(e, "input.mask", e.input.mask, "masks/{id}.png");
+  layout_default(r, "depth.scale", e.depth.scale, 0.001);
+  layout_default(r, "input.depth", e.input.depth, std::string("depth/{id}.png"));
+  layout_default(r, "input.color", e.input.color, std::string("rgb/{id}.png"));
+  layout_default(r, "input.mask", e.input.mask, std::string("masks/{id}.png"));
   r.listing = list_frames(e.input, [root](const fs::path& p) { return p == (root / "cam_K.txt").lexically_normal(); });
 }
 
@@ -205,6 +209,42 @@ namespace layouts_detail {
 
 std::string layout_label(const ResolvedInput& r) {
   return "input.layout '" + std::string(to_string(r.layout)) + "' (" + r.reason + ")";
+}
+
+std::string describe(double v) {
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+std::string describe(const std::string& s) { return "'" + s + "'"; }
+std::string describe(DepthEncoding e) { return std::string(to_string(e)); }
+std::string describe(const std::vector<uint32_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+std::string describe(const std::optional<double>& v) { return v ? describe(*v) : "none"; }
+std::string describe(const std::optional<Intrinsics>& k) {
+  if (!k) return "none";
+  return "fx " + describe(k->fx) + ", fy " + describe(k->fy) + ", cx " + describe(k->cx) + ", cy " + describe(k->cy);
+}
+
+void warn_override(const ResolvedInput& r, const char* key, const std::string& layout_value) {
+  const Config& c = r.config;
+  std::string set;
+  const std::string k = key;
+  if (k == "depth.scale") set = describe(c.depth.scale);
+  else if (k == "depth.encoding") set = describe(c.depth.encoding);
+  else if (k == "depth.invalid_values") set = describe(c.depth.invalid_values);
+  else if (k == "mask.threshold_fraction") set = describe(c.mask.threshold_fraction);
+  else if (k == "input.intrinsics") set = describe(c.input.intrinsics);
+  else if (k == "input.depth") set = describe(c.input.depth);
+  else if (k == "input.mask") set = describe(c.input.mask);
+  else if (k == "input.color") set = describe(c.input.color);
+  spdlog::warn("config key '{}' = {} from the configuration replaces {}, the default of {}", key, set, layout_value,
+               layout_label(r));
 }
 
 void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* frames_from) {

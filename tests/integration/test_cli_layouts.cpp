@@ -101,9 +101,12 @@ TEST(CliLayouts, TumAssociatesDepthWithRgbAndUsesFactor5000) {
   for (const auto& f : dmfix::kTumFrames)
     expect_frame(tmp / "out" / (f.depth_ts + ".tiff"), root / "depth" / (f.depth_ts + ".png"),
                  root / "mask" / (f.rgb_ts + ".png"), 1.0 / 5000.0);
-  // An explicit scale wins over the layout's.
+  // An explicit scale wins over the layout's, and the log says so.
   const auto r2 = run_layout(root, tmp / "out2", "--set depth.scale=mm");
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_TRUE(contains(r2.output, "config key 'depth.scale' = 0.001 from the configuration replaces 0.0002, the default of "
+                                  "input.layout 'tum' (found rgb.txt and depth.txt: TUM RGB-D layout)"))
+      << r2.output;
   const auto& f0 = dmfix::kTumFrames[0];
   expect_frame(tmp / "out2" / (f0.depth_ts + ".tiff"), root / "depth" / (f0.depth_ts + ".png"),
                root / "mask" / (f0.rgb_ts + ".png"), 0.001);

@@ -242,6 +242,8 @@ TEST(BopLayout, MalformedSceneCameraNamesFileAndLine) {
                           {"line 3, column", "(byte ", "invalid JSON"});
   expect_bad_scene_camera("{\"0\": {\"cam_K\": " + k + ", \"depth_scale\": 1.0}", {"line 1", "invalid JSON"});
   expect_bad_scene_camera("", {"line 1", "invalid JSON"});
+  expect_bad_scene_camera("{\n\"0\": {\"cam_K\": [1e400, 0, 320, 0, 500, 240, 0, 0, 1], \"depth_scale\": 1.0}}",
+                          {"line 2", "invalid JSON: number overflow parsing '1e400'"});
   // Missing keys.
   expect_bad_scene_camera("{\n  \"0\": {\"cam_K\": " + k + ", \"depth_scale\": 1.0},\n  \"1\": {\"depth_scale\": 1.0}\n}\n",
                           {"line 3", "image 1 has no 'cam_K'"});

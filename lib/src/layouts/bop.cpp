@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -102,6 +103,16 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
       if (const auto colon = why.find(": ", p); colon != std::string::npos) why = why.substr(colon + 2);
     throw InputError(name + " line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
                      std::to_string(e.byte) + "): invalid JSON: " + why);
+  } catch (const nlohmann::json::exception& e) {
+    // Such as "number overflow parsing '1e400'": no position, so find the quoted token.
+    std::string why = e.what();
+    if (const auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
+    std::string where;
+    const auto q1 = why.find('\''), q2 = why.rfind('\'');
+    if (q1 != std::string::npos && q2 > q1 + 1)
+      if (const auto at = text.find(why.substr(q1 + 1, q2 - q1 - 1)); at != std::string::npos)
+        where = " line " + std::to_string(line_of(text, at));
+    throw InputError(name + where + ": invalid JSON: " + why);
   }
   DM_EXPECT(root.is_object(), InputError,
             name << " line 1: expected an object mapping image ids to cameras ({\"0\": {\"cam_K\": [...], "
@@ -140,7 +151,7 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
                                        << ", not a number");
       m[i] = x.get<double>();
     }
-    DM_EXPECT(m[0] > 0 && m[4] > 0 && m[1] == 0 && m[3] == 0 && m[6] == 0 && m[7] == 0 && m[8] == 1, InputError,
+    DM_EXPECT(std::all_of(m, m + 9, [](double x) { return std::isfinite(x); }) && m[0] > 0 && m[4] > 0 && m[1] == 0 && m[3] == 0 && m[6] == 0 && m[7] == 0 && m[8] == 1, InputError,
               at_inner(key, "cam_K") << ": 'cam_K' of image " << key
                                      << " is not a pinhole K [fx 0 cx 0 fy cy 0 0 1] with positive fx and fy");
     cam.k.fx = m[0];
@@ -153,7 +164,7 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
                 at_key(key) << ": image " << key
                             << " has no 'depth_scale' (millimetres per raw depth unit); set depth.scale to give one for all images");
     } else {
-      DM_EXPECT(s->is_number() && s->get<double>() > 0, InputError,
+      DM_EXPECT(s->is_number() && s->get<double>() > 0 && std::isfinite(s->get<double>()), InputError,
                 at_inner(key, "depth_scale") << ": 'depth_scale' of image " << key << " is " << show(*s)
                                              << "; expected a positive number (millimetres per raw depth unit)");
       cam.depth_scale = s->get<double>();
@@ -203,6 +214,8 @@ void resolve_bop(ResolvedInput& r) {
             layout_label(r) << ": no scene_camera.json in '" << root.string() << "' (a BOP scene folder holds it)");
   const bool use_own_scale = !e.is_explicit("depth.scale");
   const bool use_own_k = !e.is_explicit("input.intrinsics");
+  if (!use_own_scale) warn_override(r, "depth.scale", "the per-image depth_scale of scene_camera.json");
+  if (!use_own_k) warn_override(r, "input.intrinsics", "the per-image cam_K of scene_camera.json");
   const std::vector<BopCamera> cams = read_scene_camera(cam_file, use_own_scale);
   DM_EXPECT(fs::is_directory(root / "depth", ec), InputError,
             layout_label(r) << ": no depth/ folder in '" << root.string() << "'");

@@ -2,8 +2,11 @@
 // small helpers they share.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "depthmask/layouts.h"
 
@@ -31,5 +34,25 @@ std::string layout_label(const ResolvedInput& r);
 // Refuses an explicit input.<key> pattern that the layout does not read (its frames come from an
 // index file): ConfigError naming the key, the layout and what to do instead.
 void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* frames_from);
+
+// Values as messages show them.
+std::string describe(double v);
+std::string describe(const std::string& s);
+std::string describe(DepthEncoding e);
+std::string describe(const std::vector<uint32_t>& v);
+std::string describe(const std::optional<double>& v);
+std::string describe(const std::optional<Intrinsics>& k);
+
+// Warns that a key the user set replaces what the layout would use (`layout_value`, as shown). A
+// platform YAML that sets depth.scale for its own sample would otherwise make TUM depth 5x off
+// without a word.
+void warn_override(const ResolvedInput& r, const char* key, const std::string& layout_value);
+
+// The layout's default for a key the user did not set; a warning when the user set another value.
+template <class T>
+void layout_default(ResolvedInput& r, const char* key, T& field, const T& value) {
+  if (!r.config.is_explicit(key)) field = value;
+  else if (!(field == value)) warn_override(r, key, describe(value));
+}
 
 }  // namespace depthmask::layouts_detail

@@ -118,7 +118,7 @@ void resolve_tum(ResolvedInput& r) {
   for (const char* f : {"depth.txt", "rgb.txt"})
     DM_EXPECT(fs::is_regular_file(root / f, ec), InputError,
               layout_label(r) << ": no " << f << " in '" << root.string() << "' (a TUM RGB-D sequence has rgb.txt and depth.txt)");
-  if (!e.is_explicit("depth.scale")) e.depth.scale = 1.0 / 5000.0;
+  layout_default(r, "depth.scale", e.depth.scale, 1.0 / 5000.0);
 
   const std::vector<TumEntry> depth = read_list(root / "depth.txt");
   const std::vector<TumEntry> rgb = read_list(root / "rgb.txt");
