@@ -34,7 +34,8 @@ bool is_dir(const fs::path& p) {
 }
 
 bool is_frame_file(const std::string& name, const char* kind) {
-  return starts_with(name, "frame-") && ends_with(name, std::string(".") + kind) && name.size() > 6 + std::strlen(kind) + 1;
+  return starts_with(name, "frame-") && ends_with(name, std::string(".") + kind) &&
+         name.size() > 6 + std::strlen(kind) + 1;
 }
 
 // Whether `dir` holds a frame-*.depth.png.
@@ -82,7 +83,8 @@ double read_thresh_file(const fs::path& file) {
       value = x;
     }
   }
-  DM_EXPECT(value, InputError, "threshold file '" << file.string() << "' holds no number; expected one threshold in [0, 1]");
+  DM_EXPECT(value, InputError,
+            "threshold file '" << file.string() << "' holds no number; expected one threshold in [0, 1]");
   return *value;
 }
 
@@ -163,7 +165,8 @@ void resolve_apc(ResolvedInput& r) {
     if (rel == "cam.info.txt") return true;
     if (is_frame_file(name, "depth.png") && (rel == name || rel == "raw/" + name)) return true;
     if (starts_with(rel, "masks/"))
-      return ends_with(name, ".thresh.txt") || (ends_with(name, ".mask.png") && (object.empty() || !ends_with(name, suffix)));
+      return ends_with(name, ".thresh.txt") ||
+             (ends_with(name, ".mask.png") && (object.empty() || !ends_with(name, suffix)));
     return false;
   };
   r.listing = list_frames(e.input, layout_file);
@@ -174,7 +177,8 @@ void resolve_seven_scenes(ResolvedInput& r) {
   const fs::path root = e.input.root;
   const auto dir = seven_scenes_frames(root);
   DM_EXPECT(dir || e.is_explicit("input.depth"), InputError,
-            layouts_detail::layout_label(r) << ": no frame-*.depth.png in '" << root.string() << "' or in its rgbd-frames/");
+            layouts_detail::layout_label(r)
+                << ": no frame-*.depth.png in '" << root.string() << "' or in its rgbd-frames/");
   const std::string d = dir.value_or("");
   use_intrinsics_file(r, root / "camera-intrinsics.txt", "camera-intrinsics.txt");
   layout_default(r, "depth.scale", e.depth.scale, 0.001);
@@ -235,22 +239,31 @@ void warn_override(const ResolvedInput& r, const char* key, const std::string& l
   const Config& c = r.config;
   std::string set;
   const std::string k = key;
-  if (k == "depth.scale") set = describe(c.depth.scale);
-  else if (k == "depth.encoding") set = describe(c.depth.encoding);
-  else if (k == "depth.invalid_values") set = describe(c.depth.invalid_values);
-  else if (k == "mask.threshold_fraction") set = describe(c.mask.threshold_fraction);
-  else if (k == "input.intrinsics") set = describe(c.input.intrinsics);
-  else if (k == "input.depth") set = describe(c.input.depth);
-  else if (k == "input.mask") set = describe(c.input.mask);
-  else if (k == "input.color") set = describe(c.input.color);
+  if (k == "depth.scale")
+    set = describe(c.depth.scale);
+  else if (k == "depth.encoding")
+    set = describe(c.depth.encoding);
+  else if (k == "depth.invalid_values")
+    set = describe(c.depth.invalid_values);
+  else if (k == "mask.threshold_fraction")
+    set = describe(c.mask.threshold_fraction);
+  else if (k == "input.intrinsics")
+    set = describe(c.input.intrinsics);
+  else if (k == "input.depth")
+    set = describe(c.input.depth);
+  else if (k == "input.mask")
+    set = describe(c.input.mask);
+  else if (k == "input.color")
+    set = describe(c.input.color);
   spdlog::warn("config key '{}' = {} from the configuration replaces {}, the default of {}", key, set, layout_value,
                layout_label(r));
 }
 
 void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* frames_from) {
   if (!r.config.is_explicit(key)) return;
-  throw ConfigError(std::string("config key '") + key + "' does not apply to " + layout_label(r) + ": its frames come from " +
-                    frames_from + "; remove the key, or set input.layout: pattern to list frames by patterns");
+  throw ConfigError(std::string("config key '") + key + "' does not apply to " + layout_label(r) +
+                    ": its frames come from " + frames_from +
+                    "; remove the key, or set input.layout: pattern to list frames by patterns");
 }
 
 }  // namespace layouts_detail
@@ -299,12 +312,24 @@ ResolvedInput resolve_input(const Config& c) {
 
   switch (r.layout) {
     case InputLayout::Auto:  // resolved above
-    case InputLayout::Pattern: r.listing = list_frames(r.config.input); break;
-    case InputLayout::Apc: resolve_apc(r); break;
-    case InputLayout::SevenScenes: resolve_seven_scenes(r); break;
-    case InputLayout::YcbInEOAT: resolve_ycbineoat(r); break;
-    case InputLayout::Bop: layouts_detail::resolve_bop(r); break;
-    case InputLayout::Tum: layouts_detail::resolve_tum(r); break;
+    case InputLayout::Pattern:
+      r.listing = list_frames(r.config.input);
+      break;
+    case InputLayout::Apc:
+      resolve_apc(r);
+      break;
+    case InputLayout::SevenScenes:
+      resolve_seven_scenes(r);
+      break;
+    case InputLayout::YcbInEOAT:
+      resolve_ycbineoat(r);
+      break;
+    case InputLayout::Bop:
+      layouts_detail::resolve_bop(r);
+      break;
+    case InputLayout::Tum:
+      layouts_detail::resolve_tum(r);
+      break;
   }
   const fs::path base = root.lexically_normal();
   for (size_t i = 0; i < r.listing.frames.size(); ++i) {
@@ -320,6 +345,8 @@ std::optional<Intrinsics> frame_intrinsics(const Config& c, const FrameEntry& f)
   return f.intrinsics ? f.intrinsics : c.input.intrinsics;
 }
 
-double frame_depth_scale(const Config& c, const FrameEntry& f) { return f.depth_scale ? *f.depth_scale : c.depth.scale; }
+double frame_depth_scale(const Config& c, const FrameEntry& f) {
+  return f.depth_scale ? *f.depth_scale : c.depth.scale;
+}
 
 }  // namespace depthmask

@@ -53,12 +53,13 @@ TEST(CliLayouts, BopUsesEachImagesDepthScaleAndVisibleMask) {
   EXPECT_TRUE(contains(r.output, "3 frame(s): 3 ok, 0 failed, 0 skipped"));
   for (int i = 0; i < 3; ++i) {
     const std::string id = dmfix::six(i);
-    expect_frame(tmp / "out" / (id + ".tiff"), root / "depth" / (id + ".png"), root / "mask_visib" / (id + "_000000.png"),
-                 dmfix::kBopScale[i] / 1000.0);
+    expect_frame(tmp / "out" / (id + ".tiff"), root / "depth" / (id + ".png"),
+                 root / "mask_visib" / (id + "_000000.png"), dmfix::kBopScale[i] / 1000.0);
   }
   // Image 1 is 0.1 mm per unit: raw 876 at (1, 1) is 8.76 cm, not 87.6 cm.
   const cv::Mat t1 = dmcli::read_tiff(tmp / "out" / "000001.tiff");
-  EXPECT_FLOAT_EQ(t1.at<float>(1, 1), static_cast<float>(dmfix::depth16(1).at<uint16_t>(1, 1)) * static_cast<float>(0.0001));
+  EXPECT_FLOAT_EQ(t1.at<float>(1, 1),
+                  static_cast<float>(dmfix::depth16(1).at<uint16_t>(1, 1)) * static_cast<float>(0.0001));
 
   // The full masks instead of the visible ones.
   const auto r2 = run_layout(root, tmp / "out2", "--set input.bop_masks=mask");
@@ -104,8 +105,9 @@ TEST(CliLayouts, TumAssociatesDepthWithRgbAndUsesFactor5000) {
   // An explicit scale wins over the layout's, and the log says so.
   const auto r2 = run_layout(root, tmp / "out2", "--set depth.scale=mm");
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
-  EXPECT_TRUE(contains(r2.output, "config key 'depth.scale' = 0.001 from the configuration replaces 0.0002, the default of "
-                                  "input.layout 'tum' (found rgb.txt and depth.txt: TUM RGB-D layout)"))
+  EXPECT_TRUE(contains(r2.output,
+                       "config key 'depth.scale' = 0.001 from the configuration replaces 0.0002, the default of "
+                       "input.layout 'tum' (found rgb.txt and depth.txt: TUM RGB-D layout)"))
       << r2.output;
   const auto& f0 = dmfix::kTumFrames[0];
   expect_frame(tmp / "out2" / (f0.depth_ts + ".tiff"), root / "depth" / (f0.depth_ts + ".png"),
@@ -163,7 +165,8 @@ TEST(CliLayouts, YcbInEoatRgbDepthMasksInMillimetres) {
   const auto r = run_layout(root, tmp / "out");
   SCOPED_TRACE(r.output);
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_TRUE(contains(r.output, "layout ycbineoat (found cam_K.txt, rgb/ and depth/: YCBInEOAT / FoundationPose layout)"));
+  EXPECT_TRUE(
+      contains(r.output, "layout ycbineoat (found cam_K.txt, rgb/ and depth/: YCBInEOAT / FoundationPose layout)"));
   EXPECT_TRUE(contains(r.output, "3 frame(s): 3 ok, 0 failed, 0 skipped"));
   for (const auto& id : dmfix::kYcbIds)
     expect_frame(tmp / "out" / (id + ".tiff"), root / "depth" / (id + ".png"), root / "masks" / (id + ".png"), 0.001);

@@ -56,14 +56,18 @@ inline std::string six(int v) {
 // `extra_instance`, image 0 also has instance 000001. Plus scene_gt.json (not read).
 inline const double kBopScale[3] = {1.0, 0.1, 1.0};
 inline void write_bop(const fs::path& root, bool extra_instance = false) {
-  dmtest::write_text(root / "scene_camera.json",
-                     "{\n"
-                     "  \"0\": {\"cam_K\": [572.4114, 0.0, 325.2611, 0.0, 573.57043, 242.04899, 0.0, 0.0, 1.0], \"depth_scale\": 1.0},\n"
-                     "  \"1\": {\"cam_K\": [572.4114, 0.0, 325.2611, 0.0, 573.57043, 242.04899, 0.0, 0.0, 1.0], \"depth_scale\": 0.1,\n"
-                     "        \"cam_R_w2c\": [1, 0, 0, 0, 1, 0, 0, 0, 1], \"cam_t_w2c\": [0, 0, 0]},\n"
-                     "  \"2\": {\"cam_K\": [600.0, 0.0, 300.5, 0.0, 601.0, 250.5, 0.0, 0.0, 1.0], \"depth_scale\": 1.0}\n"
-                     "}\n");
-  dmtest::write_text(root / "scene_gt.json", "{\"0\": [{\"obj_id\": 1}], \"1\": [{\"obj_id\": 1}], \"2\": [{\"obj_id\": 1}]}\n");
+  dmtest::write_text(
+      root / "scene_camera.json",
+      "{\n"
+      "  \"0\": {\"cam_K\": [572.4114, 0.0, 325.2611, 0.0, 573.57043, 242.04899, 0.0, 0.0, 1.0], \"depth_scale\": "
+      "1.0},\n"
+      "  \"1\": {\"cam_K\": [572.4114, 0.0, 325.2611, 0.0, 573.57043, 242.04899, 0.0, 0.0, 1.0], \"depth_scale\": "
+      "0.1,\n"
+      "        \"cam_R_w2c\": [1, 0, 0, 0, 1, 0, 0, 0, 1], \"cam_t_w2c\": [0, 0, 0]},\n"
+      "  \"2\": {\"cam_K\": [600.0, 0.0, 300.5, 0.0, 601.0, 250.5, 0.0, 0.0, 1.0], \"depth_scale\": 1.0}\n"
+      "}\n");
+  dmtest::write_text(root / "scene_gt.json",
+                     "{\"0\": [{\"obj_id\": 1}], \"1\": [{\"obj_id\": 1}], \"2\": [{\"obj_id\": 1}]}\n");
   for (int i = 0; i < 3; ++i) {
     write_png(root / "depth" / (six(i) + ".png"), depth16(i));
     write_png(root / "rgb" / (six(i) + (i == 1 ? ".jpg" : ".png")), color8(i));
@@ -120,9 +124,10 @@ inline void write_seven_scenes(const fs::path& root, const std::string& frames =
 // YCBInEOAT / FoundationPose: rgb/, depth/ (mm), masks/ named by capture time, cam_K.txt.
 inline const std::vector<std::string> kYcbIds = {"1581120424100262102", "1581120424148532296", "1581120424213125141"};
 inline void write_ycbineoat(const fs::path& root) {
-  dmtest::write_text(root / "cam_K.txt", "3.195820007324218750e+02 0.000000000000000000e+00 3.202149847676955687e+02\n"
-                                         "0.000000000000000000e+00 4.171186828613281250e+02 2.443486680871046701e+02\n"
-                                         "0.000000000000000000e+00 0.000000000000000000e+00 1.000000000000000000e+00\n");
+  dmtest::write_text(root / "cam_K.txt",
+                     "3.195820007324218750e+02 0.000000000000000000e+00 3.202149847676955687e+02\n"
+                     "0.000000000000000000e+00 4.171186828613281250e+02 2.443486680871046701e+02\n"
+                     "0.000000000000000000e+00 0.000000000000000000e+00 1.000000000000000000e+00\n");
   for (size_t i = 0; i < kYcbIds.size(); ++i) {
     const int s = static_cast<int>(i);
     write_png(root / "rgb" / (kYcbIds[i] + ".png"), color8(s));

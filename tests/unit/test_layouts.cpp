@@ -56,7 +56,8 @@ TEST(LayoutDetection, EachLayoutIsDetectedWithItsReason) {
   };
   const Case cases[] = {
       {[](const fs::path& p) { dmfix::write_bop(p); }, InputLayout::Bop, "found scene_camera.json: BOP scene layout"},
-      {[](const fs::path& p) { dmfix::write_tum(p); }, InputLayout::Tum, "found rgb.txt and depth.txt: TUM RGB-D layout"},
+      {[](const fs::path& p) { dmfix::write_tum(p); }, InputLayout::Tum,
+       "found rgb.txt and depth.txt: TUM RGB-D layout"},
       {dmfix::write_apc, InputLayout::Apc, "found cam.info.txt and frame-*.depth.png: APC layout"},
       {[](const fs::path& p) { dmfix::write_seven_scenes(p); }, InputLayout::SevenScenes,
        "found camera-intrinsics.txt and frame-*.depth.png: 7-Scenes / tsdf-fusion layout"},
@@ -166,7 +167,7 @@ TEST(BopLayout, FramesCarryTheirOwnKDepthScaleAndInstances) {
   ASSERT_EQ(r.listing.frames[0].instances.size(), 2u);
   EXPECT_EQ(r.listing.frames[0].instances[1].first, "000001");
   EXPECT_EQ(r.listing.frames[0].instances[1].second, tmp / "mask_visib" / "000000_000001.png");
-  EXPECT_EQ(r.listing.unmatched_files, 1u);  // the instance of image 42
+  EXPECT_EQ(r.listing.unmatched_files, 1u);       // the instance of image 42
   EXPECT_DOUBLE_EQ(r.config.depth.scale, 0.001);  // the first image's, for display
   // The helpers pick the frame's own values over the configuration's.
   EXPECT_DOUBLE_EQ(dm::frame_depth_scale(r.config, r.listing.frames[1]), 0.0001);
@@ -200,7 +201,8 @@ TEST(BopLayout, GrayImagesAndImagesWithoutInstances) {
 TEST(BopLayout, ExplicitScaleAndIntrinsicsOverrideThePerImageValues) {
   TempDir tmp;
   dmfix::write_bop(tmp.path());
-  const dm::ResolvedInput r = resolve(tmp.path(), {"depth.scale=0.0005", "input.intrinsics={fx: 1, fy: 2, cx: 3, cy: 4}"});
+  const dm::ResolvedInput r =
+      resolve(tmp.path(), {"depth.scale=0.0005", "input.intrinsics={fx: 1, fy: 2, cx: 3, cy: 4}"});
   for (const auto& f : r.listing.frames) {
     EXPECT_FALSE(f.depth_scale);
     EXPECT_FALSE(f.intrinsics);
@@ -245,13 +247,17 @@ TEST(BopLayout, MalformedSceneCameraNamesFileAndLine) {
   expect_bad_scene_camera("{\n\"0\": {\"cam_K\": [1e400, 0, 320, 0, 500, 240, 0, 0, 1], \"depth_scale\": 1.0}}",
                           {"line 2", "invalid JSON: number overflow parsing '1e400'"});
   // Missing keys.
-  expect_bad_scene_camera("{\n  \"0\": {\"cam_K\": " + k + ", \"depth_scale\": 1.0},\n  \"1\": {\"depth_scale\": 1.0}\n}\n",
-                          {"line 3", "image 1 has no 'cam_K'"});
-  expect_bad_scene_camera("{\n  \"0\": {\n    \"cam_K\": " + k + "\n  }\n}\n", {"line 2", "image 0 has no 'depth_scale'"});
+  expect_bad_scene_camera(
+      "{\n  \"0\": {\"cam_K\": " + k + ", \"depth_scale\": 1.0},\n  \"1\": {\"depth_scale\": 1.0}\n}\n",
+      {"line 3", "image 1 has no 'cam_K'"});
+  expect_bad_scene_camera("{\n  \"0\": {\n    \"cam_K\": " + k + "\n  }\n}\n",
+                          {"line 2", "image 0 has no 'depth_scale'"});
   // Non-numeric or short K, bad scale, bad ids, not an object.
-  expect_bad_scene_camera("{\n  \"0\": {\n    \"depth_scale\": 1.0,\n    \"cam_K\": [500, 0, \"320\", 0, 500, 240, 0, 0, 1]\n  }\n}\n",
-                          {"line 4", "element 3 of 'cam_K' of image 0 is \"320\", not a number"});
-  expect_bad_scene_camera("{\"0\": {\"cam_K\": [500, 0, 320], \"depth_scale\": 1.0}}", {"line 1", "expected 9 numbers"});
+  expect_bad_scene_camera(
+      "{\n  \"0\": {\n    \"depth_scale\": 1.0,\n    \"cam_K\": [500, 0, \"320\", 0, 500, 240, 0, 0, 1]\n  }\n}\n",
+      {"line 4", "element 3 of 'cam_K' of image 0 is \"320\", not a number"});
+  expect_bad_scene_camera("{\"0\": {\"cam_K\": [500, 0, 320], \"depth_scale\": 1.0}}",
+                          {"line 1", "expected 9 numbers"});
   expect_bad_scene_camera("{\"0\": {\"cam_K\": [0, 0, 320, 0, 500, 240, 0, 0, 1], \"depth_scale\": 1.0}}",
                           {"line 1", "not a pinhole K"});
   expect_bad_scene_camera("{\"0\": {\"cam_K\": " + k + ",\n \"depth_scale\": \"mm\"}}",
@@ -315,7 +321,8 @@ TEST(TumLayout, ClosestPairsFirstAndEachRgbImageOnce) {
   // As TUM's associate.py: the closest pairs go first (d .2629-r .2753, a .1604-r .1753,
   // c .2267-r .2112), so b .1943 is left without an rgb image although two are within 20 ms of it.
   TempDir tmp;
-  write_text(tmp / "depth.txt", "1.160407 depth/a.png\n1.194330 depth/b.png\n1.226738 depth/c.png\n1.262886 depth/d.png\n");
+  write_text(tmp / "depth.txt",
+             "1.160407 depth/a.png\n1.194330 depth/b.png\n1.226738 depth/c.png\n1.262886 depth/d.png\n");
   write_text(tmp / "rgb.txt", "1.175304 rgb/1.png\n1.211214 rgb/2.png\n1.243361 rgb/3.png\n1.275326 rgb/4.png\n");
   const dm::ResolvedInput r = resolve(tmp.path());
   ASSERT_EQ(ids_of(r), (std::vector<std::string>{"a", "c", "d"}));
@@ -370,8 +377,8 @@ TEST(TumLayout, MalformedListsNameFileAndLine) {
 TEST(TumLayout, CrlfListsAreRead) {
   TempDir tmp;
   dmfix::write_tum(tmp.path());
-  write_text(tmp / "depth.txt", "# depth\r\n" + dmfix::kTumFrames[0].depth_ts + " depth/" + dmfix::kTumFrames[0].depth_ts +
-                                    ".png\r\n");
+  write_text(tmp / "depth.txt",
+             "# depth\r\n" + dmfix::kTumFrames[0].depth_ts + " depth/" + dmfix::kTumFrames[0].depth_ts + ".png\r\n");
   const dm::ResolvedInput r = resolve(tmp.path());
   ASSERT_EQ(r.listing.frames.size(), 1u);
   EXPECT_EQ(r.listing.frames[0].depth, tmp / "depth" / (dmfix::kTumFrames[0].depth_ts + ".png"));
@@ -392,7 +399,8 @@ TEST(SevenScenesLayout, MillimetresWith65535InvalidAndTheIntrinsicsFile) {
     EXPECT_EQ(f.depth, dir / "frame-000001.depth.png");
     EXPECT_EQ(f.color, dir / "frame-000001.color.png");
     EXPECT_EQ(f.mask, dir / "frame-000001.mask.png");
-    EXPECT_EQ(f.relative, frames.empty() ? fs::path("frame-000001.depth.png") : fs::path(frames) / "frame-000001.depth.png");
+    EXPECT_EQ(f.relative,
+              frames.empty() ? fs::path("frame-000001.depth.png") : fs::path(frames) / "frame-000001.depth.png");
     EXPECT_DOUBLE_EQ(r.config.depth.scale, 0.001);
     EXPECT_EQ(r.config.depth.invalid_values, (std::vector<uint32_t>{65535}));
     ASSERT_TRUE(r.config.input.intrinsics);
@@ -406,8 +414,9 @@ TEST(SevenScenesLayout, MillimetresWith65535InvalidAndTheIntrinsicsFile) {
 TEST(SevenScenesLayout, ExplicitKeysOverrideTheDefaults) {
   TempDir tmp;
   dmfix::write_seven_scenes(tmp.path());
-  const dm::ResolvedInput r = resolve(tmp.path(), {"depth.scale=0.0001", "depth.invalid_values=[]",
-                                                   "input.mask=seg/{id}.png", "input.intrinsics={fx: 1, fy: 1, cx: 0, cy: 0}"});
+  const dm::ResolvedInput r =
+      resolve(tmp.path(), {"depth.scale=0.0001", "depth.invalid_values=[]", "input.mask=seg/{id}.png",
+                           "input.intrinsics={fx: 1, fy: 1, cx: 0, cy: 0}"});
   EXPECT_DOUBLE_EQ(r.config.depth.scale, 0.0001);
   EXPECT_TRUE(r.config.depth.invalid_values.empty());
   EXPECT_EQ(r.listing.frames[0].mask, tmp / "seg" / "000000.png");

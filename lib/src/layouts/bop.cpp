@@ -132,14 +132,17 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
 
   std::vector<BopCamera> out;
   for (const auto& [key, v] : root.items()) {
-    DM_EXPECT(!key.empty() && key.size() <= 9 && std::all_of(key.begin(), key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }),
+    DM_EXPECT(!key.empty() && key.size() <= 9 &&
+                  std::all_of(key.begin(), key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }),
               InputError, at_key(key) << ": key '" << key << "' is not an image id (a non-negative integer)");
     BopCamera cam;
     cam.im_id = std::stol(key);
     DM_EXPECT(v.is_object(), InputError,
-              at_key(key) << ": image " << key << " is " << v.type_name() << "; expected an object with cam_K and depth_scale");
+              at_key(key) << ": image " << key << " is " << v.type_name()
+                          << "; expected an object with cam_K and depth_scale");
     const auto k = v.find("cam_K");
-    DM_EXPECT(k != v.end(), InputError, at_key(key) << ": image " << key << " has no 'cam_K' (9 numbers, a row-major 3x3 K)");
+    DM_EXPECT(k != v.end(), InputError,
+              at_key(key) << ": image " << key << " has no 'cam_K' (9 numbers, a row-major 3x3 K)");
     DM_EXPECT(k->is_array() && k->size() == 9, InputError,
               at_inner(key, "cam_K") << ": 'cam_K' of image " << key << " is " << show(*k)
                                      << "; expected 9 numbers (a row-major 3x3 K)");
@@ -151,7 +154,9 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
                                        << ", not a number");
       m[i] = x.get<double>();
     }
-    DM_EXPECT(std::all_of(m, m + 9, [](double x) { return std::isfinite(x); }) && m[0] > 0 && m[4] > 0 && m[1] == 0 && m[3] == 0 && m[6] == 0 && m[7] == 0 && m[8] == 1, InputError,
+    DM_EXPECT(std::all_of(m, m + 9, [](double x) { return std::isfinite(x); }) && m[0] > 0 && m[4] > 0 && m[1] == 0 &&
+                  m[3] == 0 && m[6] == 0 && m[7] == 0 && m[8] == 1,
+              InputError,
               at_inner(key, "cam_K") << ": 'cam_K' of image " << key
                                      << " is not a pinhole K [fx 0 cx 0 fy cy 0 0 1] with positive fx and fy");
     cam.k.fx = m[0];
@@ -160,9 +165,11 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
     cam.k.cy = m[5];
     const auto s = v.find("depth_scale");
     if (s == v.end()) {
-      DM_EXPECT(!need_scale, InputError,
-                at_key(key) << ": image " << key
-                            << " has no 'depth_scale' (millimetres per raw depth unit); set depth.scale to give one for all images");
+      DM_EXPECT(
+          !need_scale, InputError,
+          at_key(key)
+              << ": image " << key
+              << " has no 'depth_scale' (millimetres per raw depth unit); set depth.scale to give one for all images");
     } else {
       DM_EXPECT(s->is_number() && s->get<double>() > 0 && std::isfinite(s->get<double>()), InputError,
                 at_inner(key, "depth_scale") << ": 'depth_scale' of image " << key << " is " << show(*s)

@@ -51,9 +51,9 @@ std::vector<TumEntry> read_list(const fs::path& file) {
     ls.imbue(std::locale::classic());
     std::string ts, name, extra;
     ls >> ts >> name;
-    DM_EXPECT(!name.empty() && !(ls >> extra), InputError,
-              "TUM list '" << file.string() << "' line " << lineno << ": '" << line
-                           << "'; expected 'timestamp filename'");
+    DM_EXPECT(
+        !name.empty() && !(ls >> extra), InputError,
+        "TUM list '" << file.string() << "' line " << lineno << ": '" << line << "'; expected 'timestamp filename'");
     std::istringstream tss(ts);
     tss.imbue(std::locale::classic());
     double t = 0;
@@ -117,7 +117,8 @@ void resolve_tum(ResolvedInput& r) {
   std::error_code ec;
   for (const char* f : {"depth.txt", "rgb.txt"})
     DM_EXPECT(fs::is_regular_file(root / f, ec), InputError,
-              layout_label(r) << ": no " << f << " in '" << root.string() << "' (a TUM RGB-D sequence has rgb.txt and depth.txt)");
+              layout_label(r) << ": no " << f << " in '" << root.string()
+                              << "' (a TUM RGB-D sequence has rgb.txt and depth.txt)");
   layout_default(r, "depth.scale", e.depth.scale, 1.0 / 5000.0);
 
   const std::vector<TumEntry> depth = read_list(root / "depth.txt");
@@ -171,9 +172,12 @@ void resolve_tum(ResolvedInput& r) {
     f.depth = (root / d.file).lexically_normal();
     const fs::path color = (root / c.file).lexically_normal();
     if (fs::exists(color, ec)) f.color = color;
-    if (mask_pattern) f.mask = (root / substitute_id(e.input.mask, f.id)).lexically_normal();
-    else if (use_mask_list) f.mask = (root / masks[to_mask[k]].file).lexically_normal();
-    else f.mask = (root / "mask" / fs::path(c.file).filename()).lexically_normal();
+    if (mask_pattern)
+      f.mask = (root / substitute_id(e.input.mask, f.id)).lexically_normal();
+    else if (use_mask_list)
+      f.mask = (root / masks[to_mask[k]].file).lexically_normal();
+    else
+      f.mask = (root / "mask" / fs::path(c.file).filename()).lexically_normal();
     f.timestamp = d.t;
     r.listing.frames.push_back(std::move(f));
   }
@@ -182,8 +186,8 @@ void resolve_tum(ResolvedInput& r) {
 
   DM_EXPECT(!r.listing.frames.empty(), InputError,
             "no input frames: no depth image of '" << (root / "depth.txt").string() << "' has an rgb image"
-                                                 << (use_mask_list ? " and a mask" : "") << " within input.max_time_diff ("
-                                                 << max_diff << " s)");
+                                                   << (use_mask_list ? " and a mask" : "")
+                                                   << " within input.max_time_diff (" << max_diff << " s)");
 }
 
 }  // namespace depthmask::layouts_detail
