@@ -33,7 +33,9 @@ inline fs::path source_dir() { return env_or("DEPTHMASK_SOURCE_DIR", DEPTHMASK_S
 // The committed synthetic sample.
 inline fs::path sample_dir() { return env_or("DEPTHMASK_SAMPLE", (source_dir() / "data" / "sample").string()); }
 // The real captures of ../shared/data (see its README); DEPTHMASK_TEST_DATA points elsewhere.
-inline fs::path shared_data_dir() { return env_or("DEPTHMASK_TEST_DATA", DEPTHMASK_DEFAULT_SHARED_DATA); }
+inline fs::path shared_data_dir() {
+  return fs::path(env_or("DEPTHMASK_TEST_DATA", DEPTHMASK_DEFAULT_SHARED_DATA)).lexically_normal();
+}
 // The command that runs the CLI: a path, or a prefix such as "/bundle/run.sh depthmask".
 inline std::string depthmask_cmd() { return env_or("DEPTHMASK_BIN", DEPTHMASK_DEFAULT_BIN); }
 
