@@ -8,6 +8,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/units.h"
 #include "depthmask/writers.h"
 
 namespace depthmask {
@@ -39,11 +40,6 @@ void check_supported(const Config& c) {
   if (c.input.layout != InputLayout::Auto && c.input.layout != InputLayout::Pattern)
     refuse("input.layout '" + std::string(to_string(c.input.layout)) + "'");
   if (!c.input.object.empty()) refuse("input.object");
-  if (c.depth.encoding != DepthEncoding::Plain) refuse("depth.encoding 'apc'");
-  if (!c.depth.invalid_values.empty()) refuse("depth.invalid_values");
-  if (c.mask.threshold_fraction) refuse("mask.threshold_fraction");
-  if (c.mask.erode != 0) refuse("mask.erode");
-  if (c.mask.per_instance) refuse("mask.per_instance");
   if (c.registration.mode == RegistrationMode::Resample || c.registration.mode == RegistrationMode::Reproject)
     refuse("registration.mode '" + std::string(to_string(c.registration.mode)) + "'");
   if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
@@ -51,7 +47,49 @@ void check_supported(const Config& c) {
     if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
 }
 
+// The unit sanity check, once per run: on the first masked output that keeps enough pixels.
+struct UnitCheck {
+  bool done = false;
+  void observe(const FrameSlot& slot, const MaskParams& p, const std::string& id) {
+    if (done) return;
+    const auto median = median_kept_depth(slot.out(), p.invalid);
+    if (!median) return;
+    done = true;
+    const std::string w = depth_unit_warning(*median, p.scale, slot.depth().type() == CV_32FC1);
+    if (!w.empty()) spdlog::warn("frame {}: {}", id, w);
+  }
+};
+
 }  // namespace
+
+void process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
+                   const MaskedHook& on_masked) {
+  if (f.instances.empty()) {
+    slot.load(f, c.output.preview);
+    slot.run_mask(params);
+    if (on_masked) on_masked(slot, f.id);
+    write_frame(c, f, slot);
+    return;
+  }
+  slot.load_depth(f, c.output.preview);
+  if (!c.mask.per_instance) {
+    slot.load_instance_union(f, params);
+    slot.run_mask(union_mask_params(params));
+    if (on_masked) on_masked(slot, f.id);
+    write_frame(c, f, slot);
+    return;
+  }
+  for (const auto& [instance, mask_file] : f.instances) {
+    slot.load_mask(mask_file, f.depth);
+    slot.run_mask(params);
+    FrameEntry one = f;
+    one.id = f.id + "_" + instance;
+    one.mask = mask_file;
+    one.instances.clear();
+    if (on_masked) on_masked(slot, one.id);
+    write_frame(c, one, slot);
+  }
+}
 
 RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
@@ -74,6 +112,7 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
 
   const MaskParams params = mask_params(c);
   FrameSlot slot(backend);
+  UnitCheck units;
   const auto t0 = Clock::now();
   size_t done = 0;
   for (const FrameEntry& f : listing.frames) {
@@ -84,9 +123,7 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
     FrameFailure failure;
     bool ok = false;
     try {
-      slot.load(f, c.output.preview);
-      slot.run_mask(params);
-      write_frame(c, f, slot);
+      process_frame(c, f, slot, params, [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, params, id); });
       ok = true;
     } catch (const CudaError& e) {
       // A sticky error (illegal address, launch failure) fails every later call too: stop the batch
