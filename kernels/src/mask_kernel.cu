@@ -40,8 +40,8 @@ __global__ void is_mask_eroded(ImageView<const DepthT> depth, ImageView<const Ma
   __shared__ uint8_t hrun[kHalo][kTile];   // horizontal runs: [plane row][tile column]
   const int n = p.erode;
   const int w = kTile + 2 * n;             // plane rows and columns in use
-  const int gx0 = blockIdx.x * kTile - n;  // image position of plane (0, 0)
-  const int gy0 = blockIdx.y * kTile - n;
+  const int gx0 = static_cast<int>(blockIdx.x) * kTile - n;  // image position of plane (0, 0)
+  const int gy0 = static_cast<int>(blockIdx.y) * kTile - n;
   const int tid = threadIdx.y * kTile + threadIdx.x;
   constexpr int kThreads = kTile * kBlockRows;
 
