@@ -31,4 +31,16 @@ void validate(const MaskJob& job) {
   check_plane("output", job.out, job.out_step, sizeof(float), job.cols);
 }
 
+void validate(const MaskParams& p) {
+  if (p.erode < 0 || p.erode > kMaxErode)
+    throw std::invalid_argument("mask params: erode " + std::to_string(p.erode) + " is outside 0.." +
+                                std::to_string(kMaxErode));
+  if (p.label_count < 0 || p.label_count > kMaxLabels)
+    throw std::invalid_argument("mask params: label count " + std::to_string(p.label_count) + " is outside 0.." +
+                                std::to_string(kMaxLabels));
+  if (p.invalid_raw_count < 0 || p.invalid_raw_count > kMaxInvalidRaw)
+    throw std::invalid_argument("mask params: invalid value count " + std::to_string(p.invalid_raw_count) +
+                                " is outside 0.." + std::to_string(kMaxInvalidRaw));
+}
+
 }  // namespace depthmask

@@ -2,6 +2,10 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "depthmask/kernels/mask_kernel.h"
 
 namespace depthmask {
@@ -9,32 +13,88 @@ namespace depthmask {
 namespace {
 
 template <class DepthT, class MaskT>
+struct Views {
+  ImageView<const DepthT> depth;
+  ImageView<const MaskT> mask;
+  ImageView<float> out;
+  explicit Views(const MaskJob& job)
+      : depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols},
+        mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols},
+        out{job.out, job.out_step, job.rows, job.cols} {}
+};
+
+template <class DepthT, class MaskT>
 void run_rows(const MaskJob& job, const MaskParams& p) {
-  const ImageView<const DepthT> depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols};
-  const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
-  const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
+  const Views<DepthT, MaskT> v(job);
   // Grain of 16 rows: a 640-wide row is ~3 KB of traffic, too little to be worth a task on its own.
   tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16), [&](const tbb::blocked_range<int>& r) {
     for (int y = r.begin(); y != r.end(); ++y) {
-      const DepthT* d = depth.row(y);
-      const MaskT* m = mask.row(y);
-      float* o = out.row(y);
+      const DepthT* d = v.depth.row(y);
+      const MaskT* m = v.mask.row(y);
+      float* o = v.out.row(y);
       for (int x = 0; x < job.cols; ++x) o[x] = mask_pixel(d[x], m[x], p);
     }
   });
+}
+
+// Erode: per band of output rows, the mask tests of the band plus an n-pixel border (1 outside the
+// image), then the two separable passes of erode_run — the same helper as the GPU tile. Scratch
+// rows are per thread and only grow, so steady state allocates nothing.
+template <class DepthT, class MaskT>
+void run_rows_eroded(const MaskJob& job, const MaskParams& p) {
+  const Views<DepthT, MaskT> v(job);
+  const int n = p.erode;
+  const int w = job.cols + 2 * n;  // plane width: columns -n .. cols+n-1
+  tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 32), [&](const tbb::blocked_range<int>& r) {
+    thread_local std::vector<uint8_t> tests, hrun;
+    const int y0 = r.begin() - n;                 // image row of the first plane row (may be negative)
+    const int h = (r.end() - r.begin()) + 2 * n;  // plane rows
+    const size_t cols = static_cast<size_t>(job.cols);
+    if (tests.size() < static_cast<size_t>(w)) tests.resize(static_cast<size_t>(w));
+    if (hrun.size() < static_cast<size_t>(h) * cols) hrun.resize(static_cast<size_t>(h) * cols);
+    uint8_t* t = tests.data();
+    for (int c = 0; c < n; ++c) t[c] = 1, t[w - 1 - c] = 1;
+    for (int i = 0; i < h; ++i) {
+      const int y = y0 + i;
+      uint8_t* hr = hrun.data() + static_cast<size_t>(i) * cols;
+      if (y < 0 || y >= job.rows) {  // outside the image: every test passes
+        for (size_t x = 0; x < cols; ++x) hr[x] = 1;
+        continue;
+      }
+      // One row of tests (plane columns 0..w-1 are image columns -n..cols+n-1), then the horizontal
+      // pass: hr[x] covers plane columns x..x+2n, i.e. image columns x-n..x+n.
+      const MaskT* m = v.mask.row(y);
+      for (int x = 0; x < job.cols; ++x) t[n + x] = mask_keeps(m[x], p) ? 1 : 0;
+      for (int x = 0; x < job.cols; ++x) hr[x] = erode_run(t + x, n, 1);
+    }
+    for (int y = r.begin(); y != r.end(); ++y) {
+      const DepthT* d = v.depth.row(y);
+      float* o = v.out.row(y);
+      // Vertical pass: plane rows (y - n) - y0 .. +2n, i.e. image rows y-n .. y+n.
+      const uint8_t* col0 = hrun.data() + static_cast<size_t>(y - n - y0) * cols;
+      for (int x = 0; x < job.cols; ++x) o[x] = depth_pixel(d[x], erode_run(col0 + x, n, job.cols) != 0, p);
+    }
+  });
+}
+
+template <class DepthT, class MaskT>
+void run_typed(const MaskJob& job, const MaskParams& p) {
+  if (p.erode > 0) run_rows_eroded<DepthT, MaskT>(job, p);
+  else run_rows<DepthT, MaskT>(job, p);
 }
 
 }  // namespace
 
 void mask_cpu(const MaskJob& job, const MaskParams& params) {
   validate(job);
+  validate(params);
   if (job.rows == 0 || job.cols == 0) return;
   const bool d16 = job.depth_type == DepthType::U16;
   const bool m8 = job.mask_type == MaskType::U8;
-  if (d16 && m8) run_rows<uint16_t, uint8_t>(job, params);
-  else if (d16) run_rows<uint16_t, uint16_t>(job, params);
-  else if (m8) run_rows<float, uint8_t>(job, params);
-  else run_rows<float, uint16_t>(job, params);
+  if (d16 && m8) run_typed<uint16_t, uint8_t>(job, params);
+  else if (d16) run_typed<uint16_t, uint16_t>(job, params);
+  else if (m8) run_typed<float, uint8_t>(job, params);
+  else run_typed<float, uint16_t>(job, params);
 }
 
 }  // namespace depthmask

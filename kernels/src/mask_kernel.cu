@@ -27,6 +27,49 @@ __global__ void is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> ma
   }
 }
 
+// Erode, fused: the block's 32x32 output tile plus an n-pixel halo of mask-test results in shared
+// memory (1 outside the image), a horizontal pass into a second shared plane, then each pixel ANDs its
+// column of horizontal runs — erode_run from mask_rule.h for both passes, as the CPU loop does. The
+// planes are sized for kMaxErode (64x64 + 64x32 bytes = 6 KB); n only changes how much is filled.
+constexpr int kHalo = kTile + 2 * kMaxErode;
+
+template <class DepthT, class MaskT>
+__global__ void is_mask_eroded(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out,
+                               MaskParams p) {
+  __shared__ uint8_t tests[kHalo][kHalo];  // [plane row][plane column]
+  __shared__ uint8_t hrun[kHalo][kTile];   // horizontal runs: [plane row][tile column]
+  const int n = p.erode;
+  const int w = kTile + 2 * n;             // plane rows and columns in use
+  const int gx0 = static_cast<int>(blockIdx.x) * kTile - n;  // image position of plane (0, 0)
+  const int gy0 = static_cast<int>(blockIdx.y) * kTile - n;
+  const int tid = threadIdx.y * kTile + threadIdx.x;
+  constexpr int kThreads = kTile * kBlockRows;
+
+  // Every thread takes part in the loads and both barriers; only the final store is bounds-checked.
+  for (int i = tid; i < w * w; i += kThreads) {
+    const int r = i / w, c = i - r * w;
+    const int gx = gx0 + c, gy = gy0 + r;
+    const bool inside = gx >= 0 && gy >= 0 && gx < mask.cols && gy < mask.rows;
+    tests[r][c] = inside ? (mask_keeps(mask.row(gy)[gx], p) ? 1 : 0) : 1;
+  }
+  __syncthreads();
+  for (int i = tid; i < w * kTile; i += kThreads) {
+    const int r = i / kTile, c = i - r * kTile;
+    hrun[r][c] = erode_run(&tests[r][c], n, 1);  // plane columns c .. c+2n: image columns x-n .. x+n
+  }
+  __syncthreads();
+
+  const int x = blockIdx.x * kTile + threadIdx.x;
+  if (x >= out.cols) return;
+#pragma unroll
+  for (int k = 0; k < kTile; k += kBlockRows) {
+    const int ty = threadIdx.y + k;
+    const int y = blockIdx.y * kTile + ty;
+    // Plane rows ty .. ty+2n are image rows y-n .. y+n.
+    if (y < out.rows) out.row(y)[x] = depth_pixel(depth.row(y)[x], erode_run(&hrun[ty][threadIdx.x], n, kTile) != 0, p);
+  }
+}
+
 template <class DepthT, class MaskT>
 void launch_typed(const MaskJob& job, const MaskParams& p, cudaStream_t stream) {
   const ImageView<const DepthT> depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols};
@@ -34,7 +77,8 @@ void launch_typed(const MaskJob& job, const MaskParams& p, cudaStream_t stream) 
   const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
   const dim3 block(kTile, kBlockRows);
   const dim3 grid((job.cols + kTile - 1) / kTile, (job.rows + kTile - 1) / kTile);
-  is_mask<DepthT, MaskT><<<grid, block, 0, stream>>>(depth, mask, out, p);
+  if (p.erode > 0) is_mask_eroded<DepthT, MaskT><<<grid, block, 0, stream>>>(depth, mask, out, p);
+  else is_mask<DepthT, MaskT><<<grid, block, 0, stream>>>(depth, mask, out, p);
   DM_CUDA(cudaGetLastError());
 }
 
@@ -44,6 +88,7 @@ bool have_cuda_kernels() noexcept { return true; }
 
 void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stream) {
   validate(job);
+  validate(params);
   if (job.rows == 0 || job.cols == 0) return;
   DM_EXPECT(job.rows <= 65535 * kTile, std::invalid_argument,
             "mask job: " << job.rows << " rows exceed the kernel's grid limit of " << 65535 * kTile);

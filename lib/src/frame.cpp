@@ -9,6 +9,7 @@
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
+#include "detail/png_palette.h"
 
 namespace fs = std::filesystem;
 
@@ -74,6 +75,32 @@ MaskParams mask_params(const Config& c) {
             "config key 'mask.labels': at most " << kMaxLabels << " labels are supported");
   p.label_count = static_cast<int32_t>(c.mask.labels.size());
   for (size_t i = 0; i < c.mask.labels.size(); ++i) p.labels[i] = c.mask.labels[i];
+  if (c.mask.threshold_fraction) {
+    DM_EXPECT(*c.mask.threshold_fraction >= 0.0 && *c.mask.threshold_fraction <= 1.0, ConfigError,
+              "config key 'mask.threshold_fraction': expected a fraction in [0, 1], got " << *c.mask.threshold_fraction);
+    set_threshold_fraction(p, *c.mask.threshold_fraction);
+  }
+  p.apc_encoding = c.depth.encoding == DepthEncoding::Apc;
+  DM_EXPECT(c.depth.invalid_values.size() <= static_cast<size_t>(kMaxInvalidRaw), ConfigError,
+            "config key 'depth.invalid_values': at most " << kMaxInvalidRaw << " values are supported");
+  p.invalid_raw_count = static_cast<int32_t>(c.depth.invalid_values.size());
+  for (size_t i = 0; i < c.depth.invalid_values.size(); ++i) {
+    DM_EXPECT(c.depth.invalid_values[i] <= 65535u, ConfigError,
+              "config key 'depth.invalid_values': " << c.depth.invalid_values[i] << " is not a 16-bit value");
+    p.invalid_raw[i] = static_cast<uint16_t>(c.depth.invalid_values[i]);
+  }
+  DM_EXPECT(c.mask.erode >= 0 && c.mask.erode <= kMaxErode, ConfigError,
+            "config key 'mask.erode': expected 0.." << kMaxErode << " pixels, got " << c.mask.erode);
+  p.erode = c.mask.erode;
+  return p;
+}
+
+MaskParams union_mask_params(const MaskParams& params) {
+  MaskParams p = params;
+  p.threshold = 0;
+  p.threshold_by_type = false;
+  p.label_count = 0;
+  p.invert = false;
   return p;
 }
 
@@ -140,6 +167,27 @@ cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
 
 cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffer& buf, BufferMatAllocator& alloc) {
   read_file(file, what, file_bytes_);
+  // Indexed-colour PNG masks: palette indices are the labels, and OpenCV would expand them to BGR.
+  if (what == "mask") {
+    const auto png = detail::png_header(file_bytes_.data(), file_bytes_.size());
+    if (png && png->color_type == detail::kPngColorPalette) {
+      // OpenCV's default limit (CV_IO_MAX_IMAGE_PIXELS) keeps a corrupt header from asking for gigabytes.
+      DM_EXPECT(png->width > 0 && png->height > 0 && png->width <= (1u << 20) && png->height <= (1u << 20) &&
+                    uint64_t{png->width} * png->height <= (uint64_t{1} << 30),
+                InputError,
+                "mask file '" << file.string() << "' is an indexed-colour PNG of " << png->width << "x" << png->height
+                              << " pixels; expected a size from 1x1 up to 2^30 pixels");
+      const size_t need = size_t{png->width} * png->height;
+      if (buf.size() < need) {
+        buf = Buffer();
+        buf = backend_->allocate(need);
+      }
+      detail::decode_palette_png(file_bytes_.data(), file_bytes_.size(), *png, file.string(),
+                                 static_cast<uint8_t*>(buf.host()), png->width);
+      buf.host_written();
+      return cv::Mat(static_cast<int>(png->height), static_cast<int>(png->width), CV_8UC1, buf.host());
+    }
+  }
   alloc.set_target(buf.host(), buf.size());
   cv::Mat dst;
   dst.allocator = &alloc;
@@ -179,6 +227,10 @@ void FrameSlot::load(const FrameEntry& f, bool want_color) {
     mask_.release();
     throw;
   }
+  load_color(f, want_color);
+}
+
+void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
   color_ = cv::Mat();
   if (want_color && !f.color.empty()) {
     read_file(f.color, "color", file_bytes_);
@@ -194,6 +246,53 @@ void FrameSlot::load(const FrameEntry& f, bool want_color) {
                              << f.depth.string() << "' is " << depth_.cols << "x" << depth_.rows << "; expected the same size");
     color_ = c;
   }
+}
+
+void FrameSlot::load_depth(const FrameEntry& f, bool want_color) {
+  depth_.release();
+  mask_.release();
+  depth_ = decode_into("depth", f.depth, depth_buf_, *depth_alloc_);
+  load_color(f, want_color);
+}
+
+void FrameSlot::load_mask(const fs::path& mask_file, const fs::path& depth_file) {
+  DM_EXPECT(!depth_.empty(), std::logic_error, "load_mask() without a loaded depth");
+  mask_.release();
+  cv::Mat mask = decode_into("mask", mask_file, mask_buf_, *mask_alloc_);
+  mask_ = mask;
+  try {
+    check_pair(depth_file, mask_file);
+  } catch (...) {
+    mask_.release();
+    throw;
+  }
+}
+
+namespace {
+template <class MaskT>
+void or_tests(const cv::Mat& mask, const MaskParams& p, cv::Mat& acc) {
+  for (int y = 0; y < mask.rows; ++y) {
+    const MaskT* m = mask.ptr<MaskT>(y);
+    uint8_t* a = acc.ptr<uint8_t>(y);
+    for (int x = 0; x < mask.cols; ++x)
+      if (mask_keeps(m[x], p)) a[x] = 255;
+  }
+}
+}  // namespace
+
+void FrameSlot::load_instance_union(const FrameEntry& f, const MaskParams& params) {
+  DM_EXPECT(!depth_.empty(), std::logic_error, "load_instance_union() without a loaded depth");
+  DM_EXPECT(!f.instances.empty(), std::logic_error, "load_instance_union() for a frame without instance masks");
+  union_.create(depth_.size(), CV_8UC1);
+  union_.setTo(0);
+  for (const auto& instance : f.instances) {
+    load_mask(instance.second, f.depth);  // decoded into the mask buffer, size checked
+    if (mask_.type() == CV_8UC1) or_tests<uint8_t>(mask_, params, union_);
+    else or_tests<uint16_t>(mask_, params, union_);
+  }
+  mask_.release();
+  mask_ = adopt(union_, mask_buf_);
+  mask_buf_.host_written();
 }
 
 void FrameSlot::set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color) {

@@ -9,6 +9,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
+#include "depthmask/units.h"
 #include "depthmask/writers.h"
 
 namespace depthmask {
@@ -34,24 +35,9 @@ void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
   }
 }
 
-// Invalid raw values that the depth range drops anyway need nothing more (7-Scenes' 65535 at 1 mm per
-// unit is 65.5 m, beyond any sensible depth.max).
-bool invalid_values_out_of_range(const Config& c) {
-  MaskParams p;
-  set_depth_range(p, c.depth.scale, c.depth.min, c.depth.max);
-  for (const uint32_t v : c.depth.invalid_values)
-    if (v != 0 && v >= p.raw_min && v <= p.raw_max) return false;
-  return true;
-}
-
 // Settings the configuration accepts but this build does not act on yet are refused, never ignored.
 void check_supported(const Config& c) {
   auto refuse = [](const std::string& what) { throw ConfigError(what + " is not supported yet"); };
-  if (c.depth.encoding != DepthEncoding::Plain) refuse("depth.encoding 'apc'");
-  if (!c.depth.invalid_values.empty() && !invalid_values_out_of_range(c)) refuse("depth.invalid_values");
-  if (c.mask.threshold_fraction) refuse("mask.threshold_fraction");
-  if (c.mask.erode != 0) refuse("mask.erode");
-  if (c.mask.per_instance) refuse("mask.per_instance");
   if (c.registration.mode == RegistrationMode::Resample || c.registration.mode == RegistrationMode::Reproject)
     refuse("registration.mode '" + std::string(to_string(c.registration.mode)) + "'");
   if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
@@ -59,7 +45,49 @@ void check_supported(const Config& c) {
     if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
 }
 
+// The unit sanity check, once per run: on the first masked output that keeps enough pixels.
+struct UnitCheck {
+  bool done = false;
+  void observe(const FrameSlot& slot, const MaskParams& p, const std::string& id) {
+    if (done) return;
+    const auto median = median_kept_depth(slot.out(), p.invalid);
+    if (!median) return;
+    done = true;
+    const std::string w = depth_unit_warning(*median, p.scale, slot.depth().type() == CV_32FC1);
+    if (!w.empty()) spdlog::warn("frame {}: {}", id, w);
+  }
+};
+
 }  // namespace
+
+void process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
+                   const MaskedHook& on_masked) {
+  if (f.instances.empty()) {
+    slot.load(f, c.output.preview);
+    slot.run_mask(params);
+    if (on_masked) on_masked(slot, f.id);
+    write_frame(c, f, slot);
+    return;
+  }
+  slot.load_depth(f, c.output.preview);
+  if (!c.mask.per_instance) {
+    slot.load_instance_union(f, params);
+    slot.run_mask(union_mask_params(params));
+    if (on_masked) on_masked(slot, f.id);
+    write_frame(c, f, slot);
+    return;
+  }
+  for (const auto& [instance, mask_file] : f.instances) {
+    slot.load_mask(mask_file, f.depth);
+    slot.run_mask(params);
+    FrameEntry one = f;
+    one.id = f.id + "_" + instance;
+    one.mask = mask_file;
+    one.instances.clear();
+    if (on_masked) on_masked(slot, one.id);
+    write_frame(c, one, slot);
+  }
+}
 
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
@@ -86,6 +114,7 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
 
   const MaskParams params = mask_params(c);
   FrameSlot slot(backend);
+  UnitCheck units;
   const auto t0 = Clock::now();
   size_t done = 0;
   for (const FrameEntry& f : listing.frames) {
@@ -96,9 +125,10 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
     FrameFailure failure;
     bool ok = false;
     try {
-      slot.load(f, c.output.preview);
-      slot.run_mask(f.depth_scale ? mask_params(c, f) : params);
-      write_frame(c, f, slot);
+      // A frame with its own depth scale (BOP) gets its own parameters.
+      const MaskParams frame_params = f.depth_scale ? mask_params(c, f) : params;
+      process_frame(c, f, slot, frame_params,
+                    [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, frame_params, id); });
       ok = true;
     } catch (const CudaError& e) {
       // A sticky error (illegal address, launch failure) fails every later call too: stop the batch

@@ -147,15 +147,17 @@ TEST(CliLayouts, SevenScenesMillimetresAnd65535IsNoMeasurement) {
   }
 }
 
-TEST(CliLayouts, SevenScenesInvalidValueInsideTheDepthRangeIsRefusedNotIgnored) {
-  // At depth.max 100 m the range would keep 65535 (65.5 m), and dropping listed raw values on their
-  // own is not implemented yet: the run is refused rather than writing 65.5 m.
+TEST(CliLayouts, SevenScenesInvalidValueIsDroppedEvenInsideTheDepthRange) {
+  // At depth.max 100 m the range alone would keep 65535 (65.5 m): the layout's invalid value drops it.
   TempDir tmp;
   const fs::path root = tmp / "data";
   dmfix::write_seven_scenes(root);
   const auto r = run_layout(root, tmp / "out", "--set depth.max=100");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "depth.invalid_values is not supported yet")) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const cv::Mat got = dmcli::read_tiff(tmp / "out" / "000000.tiff");
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.at<float>(2, 2), 0.0f) << "65535 is 7-Scenes' no-measurement marker";
+  EXPECT_GT(cv::countNonZero(got), 0);
 }
 
 TEST(CliLayouts, YcbInEoatRgbDepthMasksInMillimetres) {

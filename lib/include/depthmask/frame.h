@@ -36,6 +36,16 @@ class FrameSlot {
   // what was expected.
   void load(const FrameEntry& frame, bool want_color);
 
+  // Per-instance masks (FrameEntry::instances): load_depth() decodes the depth (and color) only; then
+  // either load_mask() puts one instance's mask beside it (mask.per_instance: one pass per instance,
+  // the depth decoded once), or load_instance_union() puts the union of all instances' mask tests
+  // (255 where any instance passes `params`' mask test, 0 elsewhere; mask it with
+  // union_mask_params(params)). Throw InputError naming the file, also when a mask's size differs
+  // from the depth's. A mask file that is an indexed-colour PNG gives its palette indices (libpng).
+  void load_depth(const FrameEntry& frame, bool want_color);
+  void load_mask(const std::filesystem::path& mask_file, const std::filesystem::path& depth_file);
+  void load_instance_union(const FrameEntry& frame, const MaskParams& params);
+
   // Fills the slot from images already in memory (synthetic sources, tests): copies into the
   // backend buffers. Same checks as load().
   void set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color = cv::Mat());
@@ -49,6 +59,7 @@ class FrameSlot {
                       BufferMatAllocator& alloc);
   cv::Mat adopt(const cv::Mat& src, Buffer& buf);
   void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
+  void load_color(const FrameEntry& frame, bool want_color);
 
   MemoryBackend* backend_;
   Buffer depth_buf_, mask_buf_, out_buf_;
@@ -56,6 +67,7 @@ class FrameSlot {
   std::unique_ptr<BufferMatAllocator> depth_alloc_, mask_alloc_;
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
   std::vector<uint8_t> file_bytes_;  // reused read buffer
+  cv::Mat union_;                    // reused: the union of instance mask tests
 };
 
 // Checks an image's pixel type for its role; throws InputError naming the file and the expected types.
@@ -67,5 +79,9 @@ struct Config;
 MaskParams mask_params(const Config& config);
 // The same for one frame: its own depth scale (BOP depth_scale) when it has one.
 MaskParams mask_params(const Config& config, const FrameEntry& frame);
+
+// The rule for a mask that already holds mask-test results (load_instance_union): keep where
+// mask > 0, with params' depth rule and erode.
+MaskParams union_mask_params(const MaskParams& params);
 
 }  // namespace depthmask

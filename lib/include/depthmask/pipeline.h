@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
+#include "depthmask/kernels/mask_rule.h"
 #include "depthmask/platform.h"
 
 namespace depthmask {
@@ -41,6 +43,17 @@ class RunObserver {
   virtual void on_start(const DatasetListing& /*listing*/) {}
   virtual void on_frame(const FrameEntry& /*frame*/, size_t /*done*/, size_t /*total*/, const FrameFailure* /*failure*/) {}
 };
+
+class FrameSlot;
+// Called after each masking pass of a frame with the output's id (`{id}`, or `{id}_{instance}`).
+using MaskedHook = std::function<void(const FrameSlot& slot, const std::string& output_id)>;
+
+// One frame: load, mask, write. The mask is the frame's mask file, or the union of its instance masks
+// (FrameEntry::instances), or, with mask.per_instance, each instance mask in turn over the depth
+// decoded once, written as `{id}_{instance}`. Throws what loading, masking and writing throw; an
+// instance that fails fails the frame.
+void process_frame(const Config& config, const FrameEntry& frame, FrameSlot& slot, const MaskParams& params,
+                   const MaskedHook& on_masked = {});
 
 // Runs the batch. `stop` (optional) is polled between frames (set it from a signal handler);
 // frames not yet started then count as skipped and the summary says interrupted. Throws InputError

@@ -35,8 +35,12 @@ struct MaskJob {
 // Throws std::invalid_argument describing the first problem (null pointer, step shorter than a row,
 // negative size). An empty job (rows or cols 0) is valid and does nothing.
 void validate(const MaskJob& job);
+// Throws std::invalid_argument when the parameters are outside what the rule supports (erode radius
+// beyond kMaxErode, label or invalid-value counts beyond their arrays).
+void validate(const MaskParams& params);
 
-// The CPU loop: the same per-pixel rule, rows spread over cores with oneTBB.
+// The CPU loop: the same per-pixel rule, rows spread over cores with oneTBB. With params.erode > 0
+// each pixel's mask test is the AND over its window (see mask_rule.h); results equal the GPU's.
 void mask_cpu(const MaskJob& job, const MaskParams& params);
 
 // True when this build carries the CUDA kernel.
