@@ -8,6 +8,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/registration.h"
 #include "depthmask/writers.h"
 
 namespace depthmask {
@@ -44,8 +45,6 @@ void check_supported(const Config& c) {
   if (c.mask.threshold_fraction) refuse("mask.threshold_fraction");
   if (c.mask.erode != 0) refuse("mask.erode");
   if (c.mask.per_instance) refuse("mask.per_instance");
-  if (c.registration.mode == RegistrationMode::Resample || c.registration.mode == RegistrationMode::Reproject)
-    refuse("registration.mode '" + std::string(to_string(c.registration.mode)) + "'");
   if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
   for (auto f : c.output.formats)
     if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
@@ -57,6 +56,10 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
                      const std::atomic<bool>* stop) {
   using Clock = std::chrono::steady_clock;
   check_supported(c);
+  // The input's camera geometry when its depth comes from another camera than the mask (APC raw/
+  // with cam.info.txt). No input layout provides one yet, so 'reproject' is refused here, up front.
+  const std::optional<CameraGeometry> geometry;
+  check_registration(c.registration.mode, geometry);
   RunSummary s;
   s.backend = backend.kind();
   s.backend_reason = choice.reason;
@@ -74,6 +77,7 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
 
   const MaskParams params = mask_params(c);
   FrameSlot slot(backend);
+  slot.set_registration(c.registration.mode, geometry);
   const auto t0 = Clock::now();
   size_t done = 0;
   for (const FrameEntry& f : listing.frames) {

@@ -3,13 +3,18 @@
 // and the APC acceptance test against the sensor vendor's own depth-to-color alignment.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <random>
 
+#include "depthmask/backend.h"
+#include "depthmask/errors.h"
+#include "depthmask/frame.h"
 #include "depthmask/geometry.h"
 #include "depthmask/kernels/register.h"
 #include "register_support.h"
@@ -300,4 +305,96 @@ TEST(RegisterApc, RawDepthReprojectedMatchesTheVendorsAlignment) {
                       dm::DepthDecode{dmtest::kApcScale});
     dmtest::expect_vendor_alignment(out, pair.vendor_m, g, "cpu " + id);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The rule behind registration.mode, and FrameSlot's registration step on the cpu backend.
+
+TEST(RegistrationPlan, RuleForEachModeAndInput) {
+  dm::CameraGeometry g;
+  g.depth = g.color = dm::Intrinsics{100, 100, 20, 10, 0, 0};
+  const std::optional<dm::CameraGeometry> none, geo = g;
+  const cv::Size vga(640, 480), qvga(320, 240), wide(640, 360);
+  using M = dm::RegistrationMode;
+  EXPECT_EQ(dm::plan_registration(M::Auto, none, vga, vga).mode, M::None);
+  EXPECT_EQ(dm::plan_registration(M::Auto, none, vga, qvga).mode, M::Resample);
+  EXPECT_EQ(dm::plan_registration(M::Auto, none, cv::Size(639, 481), qvga).mode, M::Resample);  // within 1 %
+  const dm::RegistrationPlan aspect = dm::plan_registration(M::Auto, none, vga, wide);
+  EXPECT_EQ(aspect.mode, M::None);
+  EXPECT_TRUE(Contains(aspect.reason, "aspect ratio"));
+  EXPECT_EQ(dm::plan_registration(M::Auto, geo, vga, vga).mode, M::Reproject);
+  EXPECT_EQ(dm::plan_registration(M::None, geo, vga, qvga).mode, M::None);
+  EXPECT_EQ(dm::plan_registration(M::Resample, none, vga, vga).mode, M::Resample);
+  EXPECT_EQ(dm::plan_registration(M::Resample, geo, vga, qvga).mode, M::Resample);
+  EXPECT_EQ(dm::plan_registration(M::Reproject, geo, vga, qvga).mode, M::Reproject);
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([&] { dm::plan_registration(M::Reproject, none, vga, vga); }),
+                       "needs the depth camera's intrinsics"));
+}
+
+TEST(RegistrationPlan, RawRangeBoundsStayInclusiveAfterDecoding) {
+  // 1500 * 0.001f is 1.50000012f: masking registered depth must still keep raw 1500 at max 1.5 m,
+  // as the unregistered path (which compares raw units) does, and drop 1501.
+  dm::MaskParams p;
+  dm::set_depth_range(p, 0.001, 0.3, 1.5);
+  const dm::MaskParams r = dm::registered_mask_params(p, true);
+  const dm::DepthDecode d = dm::depth_decode(p);
+  EXPECT_TRUE(dm::depth_in_range(dm::decode_depth_m(uint16_t{1500}, d), r));
+  EXPECT_FALSE(dm::depth_in_range(dm::decode_depth_m(uint16_t{1501}, d), r));
+  EXPECT_TRUE(dm::depth_in_range(dm::decode_depth_m(uint16_t{300}, d), r));
+  EXPECT_FALSE(dm::depth_in_range(dm::decode_depth_m(uint16_t{299}, d), r));
+  // Float input keeps its float bounds.
+  EXPECT_EQ(dm::registered_mask_params(p, false).max_m, 1.5f);
+}
+
+TEST(RegistrationFrameSlot, CpuBackendRegistersThenMasksWithoutAllocatingPerFrame) {
+  auto backend = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, dmtest::platform());
+  dm::FrameSlot slot(*backend);
+  dm::CameraGeometry g;
+  g.depth = dm::Intrinsics{20, 20, 9.5, 7.5, 0, 0};
+  g.color = dm::Intrinsics{52, 52, 25.5, 20.3, 0, 0};
+  const double e[16] = {0.9998, -0.02, 0, 0.01, 0.02, 0.9998, 0, -0.005, 0, 0, 1, 0.002, 0, 0, 0, 1};
+  std::copy(std::begin(e), std::end(e), g.depth_to_color.begin());
+  slot.set_registration(dm::RegistrationMode::Auto, g);
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> u(0, 3000), m(0, 3);
+  dm::MaskParams p;
+  dm::set_depth_range(p, 0.001, 0.5, 2.5);
+  p.invalid = -1.0f;
+  uint64_t allocations = 0;
+  for (int frame = 0; frame < 3; ++frame) {
+    cv::Mat depth(16, 20, CV_16UC1), mask(41, 52, CV_8UC1);
+    for (int y = 0; y < depth.rows; ++y)
+      for (int x = 0; x < depth.cols; ++x) depth.at<uint16_t>(y, x) = static_cast<uint16_t>(u(rng) < 300 ? 0 : u(rng));
+    for (int y = 0; y < mask.rows; ++y)
+      for (int x = 0; x < mask.cols; ++x) mask.at<uint8_t>(y, x) = static_cast<uint8_t>(m(rng));
+    slot.set(depth, mask);
+    slot.run_mask(p);
+    // The same two steps by hand.
+    cv::Mat reg(mask.size(), CV_32FC1), want(mask.size(), CV_32FC1);
+    dm::reproject_cpu(dmtest::register_job(depth, reg), dm::reproject_params(g), dm::depth_decode(p));
+    dm::MaskJob job;
+    job.depth = reg.data, job.depth_step = reg.step[0], job.depth_type = dm::DepthType::F32;
+    job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
+    job.out = want.ptr<float>(), job.out_step = want.step[0], job.rows = mask.rows, job.cols = mask.cols;
+    dm::mask_cpu(job, dm::registered_mask_params(p, true));
+    ASSERT_EQ(slot.out().size(), mask.size());
+    EXPECT_TRUE(dmtest::SameBits(slot.out(), want));
+    EXPECT_GT(cv::countNonZero(slot.out() > 0.0f), 0);
+    if (frame == 0) allocations = backend->stats().allocations;
+    else EXPECT_EQ(backend->stats().allocations, allocations) << "frame " << frame << " allocated";
+  }
+}
+
+TEST(RegistrationFrameSlot, MismatchedSizesWithoutRegistrationAreRefused) {
+  auto backend = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, dmtest::platform());
+  dm::FrameSlot slot(*backend);
+  const cv::Mat depth(16, 20, CV_16UC1, cv::Scalar(1000)), mask(8, 10, CV_8UC1, cv::Scalar(1));
+  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.set(depth, mask); }), "expected the same size"));
+  slot.set_registration(dm::RegistrationMode::Auto);
+  slot.set(depth, mask);
+  slot.run_mask(dm::MaskParams{});
+  EXPECT_EQ(slot.out().size(), mask.size());
+  EXPECT_EQ(cv::countNonZero(slot.out() != 1.0f), 0);
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([&] { slot.set_registration(dm::RegistrationMode::Reproject); }),
+                       "reproject"));
 }
