@@ -9,6 +9,7 @@
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/registration.h"
 #include "detail/png_palette.h"
 
 namespace fs = std::filesystem;
@@ -207,10 +208,13 @@ cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Bu
 }
 
 void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file) const {
-  DM_EXPECT(depth_.size() == mask_.size(), InputError,
+  if (depth_.size() == mask_.size()) return;
+  // Registration brings depth of another size onto the mask grid, when the rule says it applies.
+  const RegistrationPlan plan = plan_registration(registration_, geometry_, depth_.size(), mask_.size());
+  DM_EXPECT(plan.mode != RegistrationMode::None, InputError,
             "depth file '" << depth_file.string() << "' is " << depth_.cols << "x" << depth_.rows << " but mask file '"
                            << mask_file.string() << "' is " << mask_.cols << "x" << mask_.rows
-                           << "; expected the same size");
+                           << "; expected the same size (registration: " << plan.reason << ")");
 }
 
 void FrameSlot::load(const FrameEntry& f, bool want_color) {
@@ -241,9 +245,10 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
       throw InputError("color file '" + f.color.string() + "' could not be decoded: " + e.msg);
     }
     DM_EXPECT(!c.empty(), InputError, "color file '" << f.color.string() << "' could not be decoded: corrupt, truncated or not an image");
-    DM_EXPECT(c.size() == depth_.size(), InputError,
-              "color file '" << f.color.string() << "' is " << c.cols << "x" << c.rows << " but depth file '"
-                             << f.depth.string() << "' is " << depth_.cols << "x" << depth_.rows << "; expected the same size");
+    // The color image shares the mask's grid (the output's); depth may differ when it is registered.
+    DM_EXPECT(c.size() == mask_.size(), InputError,
+              "color file '" << f.color.string() << "' is " << c.cols << "x" << c.rows << " but mask file '"
+                             << f.mask.string() << "' is " << mask_.cols << "x" << mask_.rows << "; expected the same size");
     color_ = c;
   }
 }
@@ -316,6 +321,9 @@ void FrameSlot::set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& co
 
 void FrameSlot::run_mask(const MaskParams& params) {
   DM_EXPECT(!depth_.empty() && !mask_.empty(), std::logic_error, "run_mask() without a loaded frame");
+  if (const RegistrationPlan plan = plan_registration(registration_, geometry_, depth_.size(), mask_.size());
+      plan.mode != RegistrationMode::None)
+    return run_mask_registered(params, plan.mode);
   DM_EXPECT(depth_.size() == mask_.size(), std::logic_error, "run_mask(): depth and mask sizes differ");
   const size_t out_bytes = depth_.total() * sizeof(float);
   if (out_buf_.size() < out_bytes) {

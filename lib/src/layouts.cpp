@@ -125,6 +125,7 @@ void resolve_apc(ResolvedInput& r) {
   layout_default(r, "input.depth", e.input.depth, std::string("frame-{id}.depth.png"));
   layout_default(r, "input.color", e.input.color, std::string("frame-{id}.color.png"));
 
+  r.depth_from_depth_camera = e.input.depth.rfind("raw/", 0) == 0;
   const std::string& object = e.input.object;
   if (object.empty()) {
     layout_default(r, "input.mask", e.input.mask, std::string("segm/frame-{id}.segm.png"));

@@ -9,6 +9,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
+#include "depthmask/registration.h"
 #include "depthmask/units.h"
 #include "depthmask/writers.h"
 
@@ -38,8 +39,6 @@ void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
 // Settings the configuration accepts but this build does not act on yet are refused, never ignored.
 void check_supported(const Config& c) {
   auto refuse = [](const std::string& what) { throw ConfigError(what + " is not supported yet"); };
-  if (c.registration.mode == RegistrationMode::Resample || c.registration.mode == RegistrationMode::Reproject)
-    refuse("registration.mode '" + std::string(to_string(c.registration.mode)) + "'");
   if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
   for (auto f : c.output.formats)
     if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
@@ -97,6 +96,11 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
   spdlog::info("layout {} ({})", to_string(input.layout), input.reason);
   const Config& c = input.config;  // with the layout's defaults for the keys the user did not set
   check_supported(c);
+  // The input's camera geometry when its depth comes from another camera than the mask (APC raw/
+  // with cam.info.txt); without one, 'reproject' is refused here, up front.
+  std::optional<CameraGeometry> geometry;
+  if (input.depth_from_depth_camera) geometry = input.geometry;
+  check_registration(c.registration.mode, geometry);
   RunSummary s;
   s.backend = backend.kind();
   s.backend_reason = choice.reason;
@@ -115,6 +119,7 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
   const MaskParams params = mask_params(c);
   FrameSlot slot(backend);
   UnitCheck units;
+  slot.set_registration(c.registration.mode, geometry);
   const auto t0 = Clock::now();
   size_t done = 0;
   for (const FrameEntry& f : listing.frames) {

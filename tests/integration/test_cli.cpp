@@ -459,7 +459,47 @@ TEST_F(CliBadInput, DepthMaskSizeMismatch) {
   cv::Mat small;
   cv::resize(sample_mask(kBadId), small, cv::Size(160, 120), 0, 0, cv::INTER_NEAREST);
   ASSERT_TRUE(cv::imwrite(mask().string(), small));
-  expect_one_bad_frame(run(), out(), mask(), {depth().string(), "320x240", "160x120", "same size"});
+  expect_one_bad_frame(run("--set registration.mode=none"), out(), mask(),
+                       {depth().string(), "320x240", "160x120", "same size"});
+}
+
+TEST_F(CliBadInput, DepthMaskAspectMismatchIsNotResampled) {
+  // registration.mode auto resamples one camera at two resolutions only: 320x240 vs 160x100 is not.
+  cv::Mat other;
+  cv::resize(sample_mask(kBadId), other, cv::Size(160, 100), 0, 0, cv::INTER_NEAREST);
+  ASSERT_TRUE(cv::imwrite(mask().string(), other));
+  expect_one_bad_frame(run(), out(), mask(), {depth().string(), "320x240", "160x100", "same size", "aspect ratio"});
+}
+
+TEST_F(CliBadInput, HalfResolutionMaskIsResampledOnto) {
+  // registration.mode auto: a 160x120 mask with 320x240 depth resamples depth onto the mask's grid
+  // (nearest: mask pixel (x, y) reads depth pixel (2x + 1, 2y + 1)); the output is 160x120. Color
+  // shares the mask's grid.
+  cv::Mat small, small_color;
+  cv::resize(sample_mask(kBadId), small, cv::Size(160, 120), 0, 0, cv::INTER_NEAREST);
+  ASSERT_TRUE(cv::imwrite(mask().string(), small));
+  const fs::path color = data_ / "color" / (kBadId + ".png");
+  cv::resize(cv::imread(color.string()), small_color, cv::Size(160, 120), 0, 0, cv::INTER_AREA);
+  ASSERT_TRUE(cv::imwrite(color.string(), small_color));
+  const auto r = run("--backend cpu");
+  SCOPED_TRACE(r.output);
+  ASSERT_EQ(r.exit_code, 0);
+  const cv::Mat got = dmcli::read_tiff(out() / (kBadId + ".tiff"));
+  ASSERT_EQ(got.size(), cv::Size(160, 120));
+  const cv::Mat depth = sample_depth(kBadId);
+  cv::Mat picked(120, 160, CV_16UC1);
+  for (int y = 0; y < 120; ++y)
+    for (int x = 0; x < 160; ++x) picked.at<uint16_t>(y, x) = depth.at<uint16_t>(2 * y + 1, 2 * x + 1);
+  std::string first;
+  EXPECT_EQ(dmcli::count_differences(got, dmcli::expected_output(picked, small, dmcli::sample_rule()), &first), 0u)
+      << "first difference " << first;
+}
+
+TEST_F(CliBadInput, ReprojectWithoutGeometryIsAConfigError) {
+  const auto r = run("--set registration.mode=reproject");
+  SCOPED_TRACE(r.output);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.output, "registration.mode 'reproject' needs"));
 }
 
 TEST_F(CliBadInput, ThreeChannelMask) {

@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "depthmask/backend.h"
 #include "depthmask/dataset.h"
+#include "depthmask/geometry.h"
 #include "depthmask/kernels/mask_rule.h"
 
 namespace depthmask {
@@ -51,8 +53,14 @@ class FrameSlot {
   void set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color = cv::Mat());
 
   // Runs the masking pass on the backend (GPU kernel or CPU loop) and leaves the result in out(),
-  // ready to read on the host.
+  // ready to read on the host. With registration, out() is on the mask's grid.
   void run_mask(const MaskParams& params);
+
+  // Registers depth onto the mask's grid before masking, per frame, by the rule of
+  // plan_registration() (registration.h): `mode` as configured, `geometry` when the input's depth
+  // comes from another camera than the mask. The default is none: depth and mask must have the same
+  // size. Throws ConfigError for reproject without a geometry. Defined in frame_registration.cpp.
+  void set_registration(RegistrationMode mode, std::optional<CameraGeometry> geometry = std::nullopt);
 
  private:
   cv::Mat decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf,
@@ -60,6 +68,8 @@ class FrameSlot {
   cv::Mat adopt(const cv::Mat& src, Buffer& buf);
   void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
   void load_color(const FrameEntry& frame, bool want_color);
+  // Registration, then masking of the registered float depth (frame_registration.cpp).
+  void run_mask_registered(const MaskParams& params, RegistrationMode mode);
 
   MemoryBackend* backend_;
   Buffer depth_buf_, mask_buf_, out_buf_;
@@ -68,6 +78,9 @@ class FrameSlot {
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
   std::vector<uint8_t> file_bytes_;  // reused read buffer
   cv::Mat union_;                    // reused: the union of instance mask tests
+  RegistrationMode registration_ = RegistrationMode::None;
+  std::optional<CameraGeometry> geometry_;
+  Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only
 };
 
 // Checks an image's pixel type for its role; throws InputError naming the file and the expected types.

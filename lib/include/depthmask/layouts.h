@@ -34,7 +34,10 @@ struct ResolvedInput {
   // keys the user did not set (Config::is_explicit); input.layout is the resolved layout.
   Config config;
   DatasetListing listing;                  // every frame has FrameEntry::relative
-  std::optional<CameraGeometry> geometry;  // apc: from cam.info.txt (depth K, color K, extrinsic)
+  std::optional<CameraGeometry> geometry;
+  // True when the listed depth is in the depth camera's frame (APC raw/), so it must be registered
+  // onto the color/mask grid with `geometry`; APC's aligned depth is already on that grid.
+  bool depth_from_depth_camera = false;  // apc: from cam.info.txt (depth K, color K, extrinsic)
 };
 
 // Resolves input.layout (detecting it when auto) and lists the frames. An explicit layout skips

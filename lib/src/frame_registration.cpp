@@ -1,0 +1,99 @@
+// FrameSlot's registration step: depth registered onto the mask's grid (resample or reproject) into
+// a backend buffer, then the mask rule over that float depth. Apart from frame.cpp so the masking
+// path stays as it was.
+#include <utility>
+
+#include "depthmask/errors.h"
+#include "depthmask/frame.h"
+#include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/registration.h"
+
+namespace depthmask {
+
+void FrameSlot::set_registration(RegistrationMode mode, std::optional<CameraGeometry> geometry) {
+  check_registration(mode, geometry);
+  if (geometry) (void)reproject_params(*geometry);  // unusable geometry fails here, not at the first frame
+  registration_ = mode;
+  geometry_ = std::move(geometry);
+}
+
+void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode mode) {
+  const int rows = mask_.rows, cols = mask_.cols;
+  const size_t grid_bytes = static_cast<size_t>(rows) * static_cast<size_t>(cols) * sizeof(float);
+  // Both buffers only grow: same-sized frames allocate nothing in steady state.
+  if (out_buf_.size() < grid_bytes) {
+    out_ = cv::Mat();
+    out_buf_ = Buffer();
+    out_buf_ = backend_->allocate(grid_bytes);
+  }
+  if (registered_buf_.size() < grid_bytes) {
+    registered_buf_ = Buffer();
+    registered_buf_ = backend_->allocate(grid_bytes);
+  }
+  out_ = cv::Mat(rows, cols, CV_32FC1, out_buf_.host());
+
+  // Everything that can reject the frame is computed before any work is enqueued.
+  const DepthDecode decode = depth_decode(params);
+  const MaskParams mask_p = registered_mask_params(params, depth_.type() == CV_16UC1);
+  ResampleMap map;
+  ReprojectParams proj;
+  if (mode == RegistrationMode::Resample) map = resample_map(geometry_, depth_.size(), mask_.size());
+  else proj = reproject_params(*geometry_);  // plan_registration() gives reproject only with a geometry
+
+  RegisterJob reg;
+  reg.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
+  reg.depth_step = depth_.step[0];
+  reg.depth_rows = depth_.rows;
+  reg.depth_cols = depth_.cols;
+  reg.out_step = static_cast<size_t>(cols) * sizeof(float);
+  reg.out_rows = rows;
+  reg.out_cols = cols;
+  MaskJob job;
+  job.depth_type = DepthType::F32;
+  job.depth_step = reg.out_step;
+  job.mask_type = mask_.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
+  job.mask_step = mask_.step[0];
+  job.out_step = out_.step[0];
+  job.rows = rows;
+  job.cols = cols;
+
+  if (backend_->device_executes()) {
+    backend_->make_current();
+    try {
+      depth_buf_.to_device(depth_.total() * depth_.elemSize());
+      mask_buf_.to_device(mask_.total() * mask_.elemSize());
+      reg.depth = depth_buf_.device();
+      reg.out = static_cast<float*>(registered_buf_.device());
+      if (mode == RegistrationMode::Resample) launch_resample(reg, map, decode, backend_->stream());
+      else launch_reproject(reg, proj, decode, backend_->stream());
+      registered_buf_.device_written();
+      job.depth = registered_buf_.device();
+      job.mask = mask_buf_.device();
+      job.out = static_cast<float*>(out_buf_.device());
+      launch_mask(job, mask_p, backend_->stream());
+      out_buf_.device_written();
+      out_buf_.to_host(grid_bytes);
+      backend_->synchronize();
+    } catch (...) {
+      // Never hand the buffers back to the loader while queued copies or kernels may still use them.
+      try {
+        backend_->synchronize();
+      } catch (...) {
+      }
+      throw;
+    }
+  } else {
+    reg.depth = depth_buf_.host();
+    reg.out = static_cast<float*>(registered_buf_.host());
+    if (mode == RegistrationMode::Resample) resample_cpu(reg, map, decode);
+    else reproject_cpu(reg, proj, decode);
+    registered_buf_.host_written();
+    job.depth = registered_buf_.host();
+    job.mask = mask_buf_.host();
+    job.out = static_cast<float*>(out_buf_.host());
+    mask_cpu(job, mask_p);
+    out_buf_.host_written();
+  }
+}
+
+}  // namespace depthmask

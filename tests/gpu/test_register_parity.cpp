@@ -1,0 +1,347 @@
+// Registration on the GPU equals the CPU loop exactly (the CPU is the gold): resample and reproject,
+// 16-bit and float depth (zeros, NaN, inf, negatives, denormals, FLT_MAX), awkward sizes (1x1, 13x1,
+// 1x13, 31x33, 640x480, 639x481) with up- and down-scaling, ROI / pitched device images whose padding
+// must stay untouched, a non-default stream; every GPU backend through FrameSlot; and the APC check on
+// the GPU. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <limits>
+#include <opencv2/core.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#if DEPTHMASK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "depthmask/backend.h"
+#include "depthmask/frame.h"
+#include "depthmask/geometry.h"
+#include "depthmask/kernels/register.h"
+#include "depthmask/registration.h"
+#include "register_support.h"
+#include "test_support.h"
+
+namespace dm = depthmask;
+
+namespace {
+
+enum class Op { Resample, Reproject };
+
+// Random depth with what sensors and bad files give: holes, extremes, non-finite and tiny values.
+cv::Mat random_depth(cv::Size size, int type, std::mt19937& rng) {
+  cv::Mat d(size, type);
+  std::uniform_int_distribution<int> u16(200, 9000), pick(0, 19);
+  std::uniform_real_distribution<float> f(0.1f, 9.0f);
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            -1.5f,
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::max(),
+                            1e-3f};
+  for (int y = 0; y < d.rows; ++y)
+    for (int x = 0; x < d.cols; ++x) {
+      const int k = pick(rng);
+      if (type == CV_16UC1)
+        d.at<uint16_t>(y, x) = static_cast<uint16_t>(k < 4 ? 0 : k == 4 ? 65535 : k == 5 ? 1 : u16(rng));
+      else
+        d.at<float>(y, x) = k < 9 ? specials[k] : f(rng);
+    }
+  return d;
+}
+
+// Intrinsics for an image of `s` pixels: a ~60 degree field of view, principal point off centre.
+dm::Intrinsics k_for(cv::Size s, double zoom = 1.0) {
+  const double f = zoom * 0.9 * std::max(s.width, s.height);
+  return dm::Intrinsics{std::max(f, 0.7), std::max(f * 1.01, 0.7), 0.48 * (s.width - 1) + 0.3, 0.52 * (s.height - 1) - 0.2,
+                        0, 0};
+}
+
+// Two extrinsics: APC's own (small rotation, 2.6 cm baseline) and a large turn that makes footprints
+// rotated and sheared.
+std::vector<dm::CameraGeometry> geometries(cv::Size depth, cv::Size target) {
+  std::vector<dm::CameraGeometry> gs(2);
+  const double apc[16] = {9.99997556e-01, 1.12038769e-03, -1.88242714e-03, 2.57000010e-02,
+                          -1.10958668e-03, 9.99982953e-01, 5.72911976e-03, -7.33263500e-04,
+                          1.88881392e-03, -5.72701730e-03, 9.99981821e-01, 4.27287677e-03,
+                          0, 0, 0, 1};
+  const double a = 0.35, b = 0.6;  // radians about y, then about z
+  const double ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b);
+  const double turn[16] = {cb * ca, -sb, cb * sa, -0.05, sb * ca, cb, sb * sa, 0.03, -sa, 0, ca, 0.1, 0, 0, 0, 1};
+  for (int i = 0; i < 2; ++i) {
+    gs[i].depth = k_for(depth);
+    gs[i].color = k_for(target, i == 0 ? 1.3 : 0.8);
+    std::memcpy(gs[i].depth_to_color.data(), i == 0 ? apc : turn, sizeof apc);
+  }
+  return gs;
+}
+
+// Exact equality; two NaNs are equal (their payloads may differ).
+::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat& got) {
+  if (gold.size() != got.size() || gold.type() != got.type()) return ::testing::AssertionFailure() << "size/type differ";
+  for (int y = 0; y < gold.rows; ++y)
+    for (int x = 0; x < gold.cols; ++x) {
+      const float a = gold.at<float>(y, x), b = got.at<float>(y, x);
+      if (std::isnan(a) && std::isnan(b)) continue;
+      if (std::memcmp(&a, &b, sizeof a) != 0)
+        return ::testing::AssertionFailure() << "pixel (" << x << ", " << y << "): cpu " << a << " gpu " << b;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+#if DEPTHMASK_HAVE_CUDA
+#define DM_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+// A pitched device image whose ROI starts at (ox, oy) of a larger allocation filled with 0x5A: the
+// row step is neither the width nor the allocation's natural pitch, and writes outside the ROI show.
+class DevImage {
+ public:
+  DevImage(cv::Size size, size_t elem, int ox, int oy, int pad_cols, int pad_rows)
+      : size_(size), elem_(elem), ox_(ox), oy_(oy),
+        width_bytes_(static_cast<size_t>(size.width + ox + pad_cols) * elem), height_(size.height + oy + pad_rows) {
+    status_ = cudaMallocPitch(&base_, &pitch_, width_bytes_, static_cast<size_t>(height_));
+    if (status_ == cudaSuccess) status_ = cudaMemset2D(base_, pitch_, 0x5A, width_bytes_, static_cast<size_t>(height_));
+  }
+  ~DevImage() {
+    if (base_) (void)cudaFree(base_);
+  }
+  DevImage(const DevImage&) = delete;
+  DevImage& operator=(const DevImage&) = delete;
+
+  cudaError_t status() const { return status_; }
+  size_t pitch() const { return pitch_; }
+  void* roi() const { return static_cast<char*>(base_) + static_cast<size_t>(oy_) * pitch_ + static_cast<size_t>(ox_) * elem_; }
+  cudaError_t upload(const cv::Mat& m) const {
+    return cudaMemcpy2D(roi(), pitch_, m.data, m.step[0], static_cast<size_t>(size_.width) * elem_,
+                        static_cast<size_t>(size_.height), cudaMemcpyHostToDevice);
+  }
+  cudaError_t download(cv::Mat& m) const {
+    return cudaMemcpy2D(m.data, m.step[0], roi(), pitch_, static_cast<size_t>(size_.width) * elem_,
+                        static_cast<size_t>(size_.height), cudaMemcpyDeviceToHost);
+  }
+  // Counts the bytes outside the ROI that no longer hold the 0x5A fill; -1 when the copy fails.
+  long long padding_changes() const {
+    std::vector<unsigned char> all(pitch_ * static_cast<size_t>(height_));
+    if (cudaMemcpy(all.data(), base_, all.size(), cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
+    long long n = 0;
+    const size_t x0 = static_cast<size_t>(ox_) * elem_, x1 = x0 + static_cast<size_t>(size_.width) * elem_;
+    for (int y = 0; y < height_; ++y)
+      for (size_t b = 0; b < width_bytes_; ++b) {
+        const bool inside = y >= oy_ && y < oy_ + size_.height && b >= x0 && b < x1;
+        if (!inside && all[static_cast<size_t>(y) * pitch_ + b] != 0x5A) ++n;
+      }
+    return n;
+  }
+
+ private:
+  cv::Size size_;
+  size_t elem_;
+  int ox_, oy_;
+  size_t width_bytes_;
+  int height_;
+  void* base_ = nullptr;
+  size_t pitch_ = 0;
+  cudaError_t status_ = cudaErrorUnknown;
+};
+
+// An owned non-default stream: the launchers must use the one they are given.
+class Stream {
+ public:
+  Stream() { status_ = cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking); }
+  ~Stream() {
+    if (s_) (void)cudaStreamDestroy(s_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  cudaError_t status() const { return status_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+  cudaError_t status_ = cudaErrorUnknown;
+};
+#endif
+
+using ParityParam = std::tuple<std::pair<cv::Size, cv::Size> /*depth, target*/, int /*depth type*/, Op, bool /*roi*/>;
+
+class RegisterParity : public ::testing::TestWithParam<ParityParam> {};
+
+}  // namespace
+
+TEST_P(RegisterParity, GpuEqualsCpuExactly) {
+  DM_REQUIRE_GPU();
+#if DEPTHMASK_HAVE_CUDA
+  const auto [sizes, dtype, op, roi] = GetParam();
+  const auto [dsize, tsize] = sizes;
+  std::mt19937 rng(static_cast<unsigned>(dsize.width * 7919 + dsize.height * 104729 + tsize.width * 31 +
+                                         tsize.height * 17 + dtype + 3 * static_cast<int>(op) + roi));
+  // Host source is an ROI of a larger image when `roi`: the CPU reads it with its step too.
+  const cv::Mat full = random_depth(cv::Size(dsize.width + 6, dsize.height + 4), dtype, rng);
+  const cv::Mat depth = roi ? full(cv::Rect(3, 2, dsize.width, dsize.height)) : full(cv::Rect(0, 0, dsize.width, dsize.height)).clone();
+  const size_t es = depth.elemSize();
+  const float scale = 0.00025f;  // 16-bit values up to 65535 reach 16 m, past every range
+
+  struct Variant {
+    std::string name;
+    dm::ResampleMap map;
+    dm::ReprojectParams proj;
+  };
+  std::vector<Variant> variants;
+  if (op == Op::Resample) {
+    variants.push_back({"sizes", dm::resample_map_sizes(dsize.width, dsize.height, tsize.width, tsize.height), {}});
+    const dm::Intrinsics kd = k_for(dsize), kc = k_for(tsize, 1.3);
+    variants.push_back({"intrinsics", dm::resample_map(kd.fx, kd.fy, kd.cx, kd.cy, kc.fx, kc.fy, kc.cx, kc.cy), {}});
+  } else {
+    const auto gs = geometries(dsize, tsize);
+    variants.push_back({"apc_extrinsic", {}, dm::reproject_params(gs[0])});
+    variants.push_back({"large_turn", {}, dm::reproject_params(gs[1])});
+    // Footprints of up to 100 pixels a side: 1x1 -> 31x33 and 13x1 -> 639x481 splat 40-65 pixels
+    // wide, many threads contending for the same atomics.
+    variants.push_back({"big_footprints", {}, dm::reproject_params(gs[0])});
+    variants.back().proj.max_footprint = 100;
+  }
+
+  Stream stream;
+  DM_CUDA_OK(stream.status());
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    cv::Mat gold(tsize, CV_32FC1, cv::Scalar(-7.0f));
+    dm::RegisterJob host = dmtest::register_job(depth, gold);
+    if (op == Op::Resample) dm::resample_cpu(host, v.map, dm::decode_with_scale(scale));
+    else dm::reproject_cpu(host, v.proj, dm::decode_with_scale(scale));
+
+    DevImage d(dsize, es, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, roi ? 2 : 0);
+    DevImage o(tsize, sizeof(float), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, roi ? 1 : 0);
+    DM_CUDA_OK(d.status());
+    DM_CUDA_OK(o.status());
+    DM_CUDA_OK(d.upload(depth));
+    dm::RegisterJob job;
+    job.depth = d.roi(), job.depth_step = d.pitch();
+    job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
+    job.depth_rows = dsize.height, job.depth_cols = dsize.width;
+    job.out = static_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out_rows = tsize.height, job.out_cols = tsize.width;
+    if (op == Op::Resample) dm::launch_resample(job, v.map, dm::decode_with_scale(scale), stream.get());
+    else dm::launch_reproject(job, v.proj, dm::decode_with_scale(scale), stream.get());
+    DM_CUDA_OK(cudaStreamSynchronize(stream.get()));
+    DM_CUDA_OK(cudaGetLastError());
+    cv::Mat got(tsize, CV_32FC1, cv::Scalar(-9.0f));
+    DM_CUDA_OK(o.download(got));
+    EXPECT_TRUE(same_pixels(gold, got));
+    EXPECT_EQ(o.padding_changes(), 0) << "the kernels wrote outside the target ROI";
+    EXPECT_EQ(d.padding_changes(), 0) << "the kernels wrote into the source";
+  }
+#endif
+}
+
+namespace {
+std::string size_text(cv::Size s) { return std::to_string(s.width) + "x" + std::to_string(s.height); }
+
+std::string parity_name(const ::testing::TestParamInfo<ParityParam>& i) {
+  const auto [sizes, dtype, op, roi] = i.param;
+  return std::string(op == Op::Resample ? "resample_" : "reproject_") + size_text(sizes.first) + "_to_" +
+         size_text(sizes.second) + (dtype == CV_16UC1 ? "_d16" : "_f32") + (roi ? "_roi" : "");
+}
+
+const std::pair<cv::Size, cv::Size> kSizes[] = {
+    {{1, 1}, {1, 1}},         {{13, 1}, {13, 1}},       {{1, 13}, {1, 13}},     {{31, 33}, {31, 33}},
+    {{640, 480}, {640, 480}}, {{639, 481}, {639, 481}}, {{320, 240}, {640, 480}},  // up
+    {{640, 480}, {320, 240}},                                                       // down
+    {{639, 481}, {1280, 960}}, {{31, 33}, {13, 1}},     {{1, 1}, {31, 33}},     {{13, 1}, {639, 481}}};
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RegisterParity,
+                         ::testing::Combine(::testing::ValuesIn(kSizes), ::testing::Values(CV_16UC1, CV_32FC1),
+                                            ::testing::Values(Op::Resample, Op::Reproject), ::testing::Bool()),
+                         parity_name);
+
+// Every GPU backend through FrameSlot (its transfers, heads and the registered buffer) against the
+// cpu backend, with sizes that grow and shrink the buffers.
+class RegisterBackendParity : public ::testing::TestWithParam<dm::BackendKind> {};
+
+TEST_P(RegisterBackendParity, FrameSlotOutputEqualsCpuBackend) {
+  DM_REQUIRE_GPU();
+  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
+  const auto choice = dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform());
+  auto gpu = dm::make_backend(choice, dmtest::platform());
+  dm::FrameSlot gold_slot(*cpu), slot(*gpu);
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> label(0, 3);
+  const std::pair<cv::Size, cv::Size> sizes[] = {{{639, 481}, {640, 480}}, {{1, 1}, {1, 1}},     {{31, 33}, {13, 1}},
+                                                 {{320, 240}, {640, 480}}, {{640, 480}, {320, 240}}};
+  dm::MaskParams p;
+  dm::set_depth_range(p, 0.001, 0.3, 6.0);
+  p.invalid = std::numeric_limits<float>::quiet_NaN();
+  p.threshold = 1;
+  for (const auto& [dsize, msize] : sizes)
+    for (const int dtype : {CV_16UC1, CV_32FC1})
+      for (const dm::RegistrationMode mode : {dm::RegistrationMode::Resample, dm::RegistrationMode::Reproject}) {
+        SCOPED_TRACE(size_text(dsize) + " -> " + size_text(msize) + (dtype == CV_16UC1 ? " d16 " : " f32 ") +
+                     std::string(dm::to_string(mode)));
+        const cv::Mat depth = random_depth(dsize, dtype, rng);
+        cv::Mat mask(msize, CV_8UC1);
+        for (int y = 0; y < mask.rows; ++y)
+          for (int x = 0; x < mask.cols; ++x) mask.at<uint8_t>(y, x) = static_cast<uint8_t>(label(rng));
+        std::optional<dm::CameraGeometry> g;
+        if (mode == dm::RegistrationMode::Reproject) g = geometries(dsize, msize)[0];
+        gold_slot.set_registration(mode, g);
+        slot.set_registration(mode, g);
+        gold_slot.set(depth, mask);
+        gold_slot.run_mask(p);
+        slot.set(depth, mask);
+        slot.run_mask(p);
+        EXPECT_TRUE(same_pixels(gold_slot.out(), slot.out()));
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(GpuBackends, RegisterBackendParity,
+                         ::testing::Values(dm::BackendKind::Copy, dm::BackendKind::ZeroCopy, dm::BackendKind::Managed),
+                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); });
+
+// The APC acceptance check with the GPU kernels: equal to the CPU loop, and the same bounds.
+TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment) {
+  DM_REQUIRE_GPU();
+#if DEPTHMASK_HAVE_CUDA
+  const auto scene = dmtest::apc_scene();
+  if (scene.empty()) GTEST_SKIP() << "real data not present: " << dmtest::shared_data_dir() / "apc-vision-toolbox";
+  const dm::CameraGeometry g = dm::read_apc_cam_info(scene / "cam.info.txt");
+  const dm::ReprojectParams params = dm::reproject_params(g);
+  const dm::DepthDecode decode{dmtest::kApcScale};
+  Stream stream;
+  DM_CUDA_OK(stream.status());
+  for (int i = 0; i < dmtest::kApcFrames; ++i) {
+    const std::string id = dmtest::apc_id(i);
+    SCOPED_TRACE("frame-" + id);
+    const dmtest::ApcPair pair = dmtest::load_apc_pair(scene, id);
+    cv::Mat gold(pair.vendor_m.size(), CV_32FC1);
+    dm::reproject_cpu(dmtest::register_job(pair.raw_decoded, gold), params, decode);
+
+    DevImage d(pair.raw_decoded.size(), sizeof(uint16_t), 0, 0, 0, 0);
+    DevImage o(pair.vendor_m.size(), sizeof(float), 0, 0, 0, 0);
+    DM_CUDA_OK(d.status());
+    DM_CUDA_OK(o.status());
+    DM_CUDA_OK(d.upload(pair.raw_decoded));
+    dm::RegisterJob job;
+    job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::U16;
+    job.depth_rows = pair.raw_decoded.rows, job.depth_cols = pair.raw_decoded.cols;
+    job.out = static_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out_rows = gold.rows, job.out_cols = gold.cols;
+    dm::launch_reproject(job, params, decode, stream.get());
+    DM_CUDA_OK(cudaStreamSynchronize(stream.get()));
+    cv::Mat got(gold.size(), CV_32FC1);
+    DM_CUDA_OK(o.download(got));
+    EXPECT_TRUE(same_pixels(gold, got));
+    dmtest::expect_vendor_alignment(got, pair.vendor_m, g, "gpu " + id);
+  }
+#endif
+}
