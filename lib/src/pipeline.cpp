@@ -8,30 +8,13 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/manifest.h"
+#include "depthmask/outputs.h"
 #include "depthmask/writers.h"
 
 namespace depthmask {
 
 namespace {
-
-void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
-  const bool sync = c.output.fsync;
-  for (const OutputFormat fmt : c.output.formats) {
-    if (fmt == OutputFormat::Tiff) {
-      const auto bytes = encode_tiff(slot.out());
-      write_file_atomic(output_path(c.output.dir, f.id, "tiff"), bytes.data(), bytes.size(), sync);
-    } else {
-      const auto bytes = encode_npy(slot.out());
-      write_file_atomic(output_path(c.output.dir, f.id, "npy"), bytes.data(), bytes.size(), sync);
-    }
-  }
-  if (c.output.preview) {
-    std::vector<uint8_t> png;
-    const cv::Mat preview = make_preview(slot.color(), slot.mask(), slot.out(), c.output.invalid);
-    DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview of frame " << f.id);
-    write_file_atomic(output_path(c.output.dir, f.id, "preview.png"), png.data(), png.size(), sync);
-  }
-}
 
 // Settings the configuration accepts but this build does not act on yet are refused, never ignored.
 void check_supported(const Config& c) {
@@ -46,9 +29,6 @@ void check_supported(const Config& c) {
   if (c.mask.per_instance) refuse("mask.per_instance");
   if (c.registration.mode == RegistrationMode::Resample || c.registration.mode == RegistrationMode::Reproject)
     refuse("registration.mode '" + std::string(to_string(c.registration.mode)) + "'");
-  if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
-  for (auto f : c.output.formats)
-    if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
 }
 
 }  // namespace
@@ -70,23 +50,45 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
     spdlog::info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
   }
   ensure_output_dir(c.output.dir);
+  if (const size_t n = remove_stale_temp_files(c.output.dir))
+    spdlog::info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
+  ResumeLog resume(c);
+  const std::vector<bool> finished_before = resume.plan(listing.frames);
   if (observer) observer->on_start(listing);
 
   const MaskParams params = mask_params(c);
   FrameSlot slot(backend);
+  FrameWriter writer(c, backend);
   const auto t0 = Clock::now();
   size_t done = 0;
-  for (const FrameEntry& f : listing.frames) {
+  // However the loop ends (a batch-stopping error included), what finished stays recorded.
+  struct FlushOnExit {
+    ResumeLog& log;
+    ~FlushOnExit() {
+      try {
+        log.flush();
+      } catch (...) {
+      }
+    }
+  } flush_on_exit{resume};
+  for (size_t i = 0; i < listing.frames.size(); ++i) {
+    const FrameEntry& f = listing.frames[i];
     if (stop && stop->load(std::memory_order_relaxed)) {
       s.interrupted = true;
       break;
     }
+    if (finished_before[i]) {  // resume: recorded as finished by an earlier run, outputs intact
+      ++s.skipped_done;
+      ++done;
+      if (observer) observer->on_frame(f, done, s.total, nullptr);
+      continue;
+    }
     FrameFailure failure;
     bool ok = false;
     try {
-      slot.load(f, c.output.preview);
+      slot.load(f, writer.wants_color());
       slot.run_mask(params);
-      write_frame(c, f, slot);
+      resume.finished(f, writer.write(f, slot));
       ok = true;
     } catch (const CudaError& e) {
       // A sticky error (illegal address, launch failure) fails every later call too: stop the batch
@@ -118,7 +120,8 @@ RunSummary run_batch(const Config& c, MemoryBackend& backend, const BackendChoic
       break;
     }
   }
-  s.skipped = s.total - s.ok - s.failed;
+  resume.flush();
+  s.skipped = s.total - s.ok - s.failed - s.skipped_done;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return s;
 }

@@ -24,6 +24,7 @@ struct RunSummary {
   size_t ok = 0;
   size_t failed = 0;
   size_t skipped = 0;  // not attempted: stopped at an error (on_error: stop) or interrupted
+  size_t skipped_done = 0;  // not redone: the resume manifest records them finished, outputs intact
   size_t unmatched_files = 0;
   double seconds = 0;
   bool interrupted = false;
