@@ -122,6 +122,10 @@ std::string inputs_fingerprint(const FrameEntry& f) {
   return h.hex();
 }
 
+std::string manifest_key(const FrameEntry& f) {
+  return f.relative.empty() ? f.id : f.relative.generic_string();
+}
+
 std::string Manifest::to_json() const {
   // One frame per line: readable, diffable, and a tenth of an indented dump's size.
   nlohmann::ordered_json head;
@@ -132,11 +136,11 @@ std::string Manifest::to_json() const {
   text.pop_back();  // the closing brace
   text += ",\"frames\":{";
   bool first = true;
-  for (const auto& [id, rec] : frames) {  // std::map: sorted ids, so the same frames give the same bytes
+  for (const auto& [key, rec] : frames) {  // std::map: sorted keys, so the same frames give the same bytes
     nlohmann::ordered_json outs = nlohmann::ordered_json::array();
     for (const OutputFile& f : rec.files) outs.push_back({{"file", f.name}, {"size", f.size}, {"crc32", f.crc32}});
-    const nlohmann::ordered_json r = {{"inputs", rec.inputs}, {"outputs", std::move(outs)}};
-    text += (first ? "\n" : ",\n") + nlohmann::json(id).dump() + ":" + r.dump();
+    const nlohmann::ordered_json r = {{"id", rec.id}, {"inputs", rec.inputs}, {"outputs", std::move(outs)}};
+    text += (first ? "\n" : ",\n") + nlohmann::json(key).dump() + ":" + r.dump();
     first = false;
   }
   text += "\n}}\n";
@@ -159,12 +163,13 @@ Manifest Manifest::parse(const std::string& text, const std::string& name) {
   if (!j.contains("frames") || !j["frames"].is_object()) bad("\"frames\" is missing or not an object");
   Manifest m;
   m.settings = j["settings"].get<std::string>();
-  for (const auto& [id, rec] : j["frames"].items()) {
-    const std::string where = "frame '" + id + "': ";
-    if (!rec.is_object() || !rec.contains("inputs") || !rec["inputs"].is_string() || !rec.contains("outputs") ||
-        !rec["outputs"].is_array())
-      bad(where + "expected {\"inputs\": string, \"outputs\": [...]}");
+  for (const auto& [key, rec] : j["frames"].items()) {
+    const std::string where = "frame '" + key + "': ";
+    if (!rec.is_object() || !rec.contains("id") || !rec["id"].is_string() || !rec.contains("inputs") ||
+        !rec["inputs"].is_string() || !rec.contains("outputs") || !rec["outputs"].is_array())
+      bad(where + "expected {\"id\": string, \"inputs\": string, \"outputs\": [...]}");
     ManifestRecord r;
+    r.id = rec["id"].get<std::string>();
     r.inputs = rec["inputs"].get<std::string>();
     for (const auto& o : rec["outputs"]) {
       if (!o.is_object() || !o.contains("file") || !o["file"].is_string() || !o.contains("size") ||
@@ -180,7 +185,7 @@ Manifest Manifest::parse(const std::string& text, const std::string& name) {
       r.files.push_back(std::move(f));
     }
     if (r.files.empty()) bad(where + "no outputs");
-    m.frames.emplace(id, std::move(r));
+    m.frames.emplace(key, std::move(r));
   }
   return m;
 }
@@ -216,8 +221,9 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
   for (size_t i = 0; i < frames.size(); ++i) {
     const FrameEntry& f = frames[i];
     const std::string fp = inputs_fingerprint(f);
-    fingerprints_[f.id] = fp;
-    const auto it = manifest_.frames.find(f.id);
+    const std::string key = manifest_key(f);
+    fingerprints_[key] = fp;
+    const auto it = manifest_.frames.find(key);
     if (it == manifest_.frames.end() || it->second.inputs != fp) continue;
     bool holds = true;
     for (const OutputFile& o : it->second.files) holds = holds && output_holds(c_->output.dir, o, buf);
@@ -237,8 +243,10 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
 }
 
 void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
-  const auto fp = fingerprints_.find(f.id);
-  manifest_.frames[f.id] = ManifestRecord{fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)};
+  const std::string key = manifest_key(f);
+  const auto fp = fingerprints_.find(key);
+  manifest_.frames[key] =
+      ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)};
   dirty_ = true;
   // At most about once a second: a frame finished but not yet recorded is only redone, identically.
   if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) save();

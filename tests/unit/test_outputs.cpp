@@ -542,16 +542,17 @@ TEST(OutputLayout, MirrorWritesIntoCreatedFolders) {
 TEST(Manifest, RoundTripsAndIsSortedAndStable) {
   dm::Manifest m;
   m.settings = "0123456789abcdef";
-  m.frames["10"] = {"aa", {{"10.tiff", 12, 0xffffffffu}, {"sub/10.json", 0, 0}}};
-  m.frames["02"] = {"bb", {{"02.tiff", 7, 42}}};
+  m.frames["seq/10.png"] = {"10", "aa", {{"10.tiff", 12, 0xffffffffu}, {"sub/10.json", 0, 0}}};
+  m.frames["seq/02.png"] = {"02", "bb", {{"02.tiff", 7, 42}}};
   const std::string text = m.to_json();
-  EXPECT_LT(text.find("\"02\""), text.find("\"10\""));
+  EXPECT_LT(text.find("\"seq/02.png\""), text.find("\"seq/10.png\""));
   const dm::Manifest back = dm::Manifest::parse(text, "m.json");
   EXPECT_EQ(back.settings, m.settings);
   ASSERT_EQ(back.frames.size(), 2u);
-  EXPECT_EQ(back.frames.at("10").inputs, "aa");
-  EXPECT_EQ(back.frames.at("10").files[0].crc32, 0xffffffffu);
-  EXPECT_EQ(back.frames.at("10").files[1].name, "sub/10.json");
+  EXPECT_EQ(back.frames.at("seq/10.png").id, "10");
+  EXPECT_EQ(back.frames.at("seq/10.png").inputs, "aa");
+  EXPECT_EQ(back.frames.at("seq/10.png").files[0].crc32, 0xffffffffu);
+  EXPECT_EQ(back.frames.at("seq/10.png").files[1].name, "sub/10.json");
   EXPECT_EQ(back.to_json(), text);
   EXPECT_NO_THROW(nlohmann::json::parse(text));
 }
@@ -567,13 +568,14 @@ TEST(Manifest, RejectsWhatIsNotOneOfOurs) {
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"frames\":{}}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":[]}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\"}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\",\"outputs\":[]}}}",
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
       "\"outputs\":[{\"file\":\"1.tiff\",\"size\":-3,\"crc32\":1}]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
       "\"outputs\":[{\"file\":\"1.tiff\",\"size\":3,\"crc32\":4294967296}]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
       "\"outputs\":[{\"file\":\"../../etc/passwd\",\"size\":3,\"crc32\":1}]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
       "\"outputs\":[{\"file\":\"/etc/passwd\",\"size\":3,\"crc32\":1}]}}}",
   };
   for (const auto& t : bad) {

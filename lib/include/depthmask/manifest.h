@@ -45,14 +45,20 @@ std::string settings_hash(const Config& c);
 // intrinsics, depth scale and relative path. A re-captured depth or re-computed mask redoes the frame.
 std::string inputs_fingerprint(const FrameEntry& f);
 
+// Which record is frame f's: the depth file's path relative to input.root (unique even where ids
+// repeat across folders, e.g. 7-Scenes sequences), or the id when that is not known.
+std::string manifest_key(const FrameEntry& f);
+
 struct ManifestRecord {
+  std::string id;
   std::string inputs;  // inputs_fingerprint
   std::vector<OutputFile> files;
 };
 
-// The manifest's contents (file format version 1):
+// The manifest's contents (file format version 1), one frame per line:
 // {"format": "depthmask-manifest", "version": 1, "settings": "<hash>",
-//  "frames": {"<id>": {"inputs": "<fingerprint>", "outputs": [{"file", "size", "crc32"}, ...]}, ...}}
+//  "frames": {"<manifest_key>": {"id": "<id>", "inputs": "<fingerprint>",
+//                                "outputs": [{"file", "size", "crc32"}, ...]}, ...}}
 // Keys are sorted, so the same frames give the same bytes.
 struct Manifest {
   std::string settings;
@@ -90,7 +96,7 @@ class ResumeLog {
   const Config* c_;
   std::filesystem::path path_;
   Manifest manifest_;
-  std::map<std::string, std::string> fingerprints_;  // id -> inputs, from plan()
+  std::map<std::string, std::string> fingerprints_;  // manifest_key -> inputs, from plan()
   bool dirty_ = false;
   std::chrono::steady_clock::time_point last_save_;
 };
