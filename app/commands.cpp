@@ -47,6 +47,7 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
   if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
   if (o.on_error) flags.push_back({"run.on_error", *o.on_error, "--on-error", true});
+  if (o.force) flags.push_back({"run.force", "true", "--force", true});
   const Config c = effective_config(o.config, o.sets, flags);
   setup_logging(c.logging.level);
   if (o.print_config) {
@@ -71,8 +72,12 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     Progress progress(stderr);
     s = run_batch(c, *backend, choice, &progress, &stop);
   }
-  std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped in %.2f s (%.1f frames/s)\n", s.total, s.ok,
-              s.failed, s.skipped, s.seconds, s.fps());
+  const std::string done_before = s.skipped_done ? ", " + std::to_string(s.skipped_done) + " skipped (done)" : "";
+  std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped%s in %.2f s (%.1f frames/s)\n", s.total, s.ok,
+              s.failed, s.skipped, done_before.c_str(), s.seconds, s.fps());
+  if (s.skipped_done)
+    std::printf("  resumed: %zu frame(s) already done by an earlier run (depthmask-manifest.json); --force redoes them\n",
+                s.skipped_done);
   if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
   std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), s.backend_reason.c_str());
   std::printf("  output:  %s\n", c.output.dir.string().c_str());

@@ -16,6 +16,7 @@ struct RunOptions {
   std::optional<std::string> input, output, backend, on_error;
   std::vector<std::string> sets;
   bool print_config = false;
+  bool force = false;
 };
 int cmd_run(const RunOptions& o, const std::atomic<bool>& stop);
 

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run.sets, "Override a key: key.path=value (YAML value, e.g. mask.labels=[48,114])")
       ->take_all();
   run_cmd->add_option("--on-error", run.on_error, "skip | stop (sets run.on_error)");
+  run_cmd->add_flag("--force", run.force, "Redo frames the resume manifest records as finished (sets run.force)");
   run_cmd->add_flag("--print-config", run.print_config, "Print the effective configuration as YAML and exit");
 
   InfoOptions info;

@@ -124,6 +124,7 @@ DatasetListing list_frames(const InputConfig& input, const std::function<bool(co
     f.id = found[i].first;
     f.depth = found[i].second;
     f.mask = (input.root / substitute_id(input.mask, f.id)).lexically_normal();
+    f.relative = f.depth.lexically_relative(input.root.lexically_normal());  // output.layout: mirror
     if (!input.color.empty()) {
       const fs::path c = (input.root / substitute_id(input.color, f.id)).lexically_normal();
       if (fs::exists(c, ec)) f.color = c;

@@ -9,6 +9,8 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
+#include "depthmask/manifest.h"
+#include "depthmask/outputs.h"
 #include "depthmask/registration.h"
 #include "depthmask/units.h"
 #include "depthmask/writers.h"
@@ -16,33 +18,6 @@
 namespace depthmask {
 
 namespace {
-
-void write_frame(const Config& c, const FrameEntry& f, const FrameSlot& slot) {
-  const bool sync = c.output.fsync;
-  for (const OutputFormat fmt : c.output.formats) {
-    if (fmt == OutputFormat::Tiff) {
-      const auto bytes = encode_tiff(slot.out());
-      write_file_atomic(output_path(c.output.dir, f.id, "tiff"), bytes.data(), bytes.size(), sync);
-    } else {
-      const auto bytes = encode_npy(slot.out());
-      write_file_atomic(output_path(c.output.dir, f.id, "npy"), bytes.data(), bytes.size(), sync);
-    }
-  }
-  if (c.output.preview) {
-    std::vector<uint8_t> png;
-    const cv::Mat preview = make_preview(slot.color(), slot.mask(), slot.out(), c.output.invalid);
-    DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview of frame " << f.id);
-    write_file_atomic(output_path(c.output.dir, f.id, "preview.png"), png.data(), png.size(), sync);
-  }
-}
-
-// Settings the configuration accepts but this build does not act on yet are refused, never ignored.
-void check_supported(const Config& c) {
-  auto refuse = [](const std::string& what) { throw ConfigError(what + " is not supported yet"); };
-  if (c.output.layout != OutputLayout::Flat) refuse("output.layout 'mirror'");
-  for (auto f : c.output.formats)
-    if (f != OutputFormat::Tiff && f != OutputFormat::Npy) refuse("output.format '" + std::string(to_string(f)) + "'");
-}
 
 // The unit sanity check, once per run: on the first masked output that keeps enough pixels.
 struct UnitCheck {
@@ -59,22 +34,28 @@ struct UnitCheck {
 
 }  // namespace
 
-void process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
-                   const MaskedHook& on_masked) {
+std::vector<OutputFile> process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
+                                      const MaskedHook& on_masked, FrameWriter* writer) {
+  const bool want_color = writer ? writer->wants_color() : c.output.preview;
+  std::vector<OutputFile> files;
+  auto emit = [&](const FrameEntry& e) {
+    if (on_masked) on_masked(slot, e.id);
+    if (!writer) return;
+    auto written = writer->write(e, slot);
+    files.insert(files.end(), written.begin(), written.end());
+  };
   if (f.instances.empty()) {
-    slot.load(f, c.output.preview);
+    slot.load(f, want_color);
     slot.run_mask(params);
-    if (on_masked) on_masked(slot, f.id);
-    write_frame(c, f, slot);
-    return;
+    emit(f);
+    return files;
   }
-  slot.load_depth(f, c.output.preview);
+  slot.load_depth(f, want_color);
   if (!c.mask.per_instance) {
     slot.load_instance_union(f, params);
     slot.run_mask(union_mask_params(params));
-    if (on_masked) on_masked(slot, f.id);
-    write_frame(c, f, slot);
-    return;
+    emit(f);
+    return files;
   }
   for (const auto& [instance, mask_file] : f.instances) {
     slot.load_mask(mask_file, f.depth);
@@ -83,19 +64,20 @@ void process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const 
     one.id = f.id + "_" + instance;
     one.mask = mask_file;
     one.instances.clear();
-    if (on_masked) on_masked(slot, one.id);
-    write_frame(c, one, slot);
+    // output.layout mirror names outputs after the depth file: give each instance its own stem.
+    if (!f.relative.empty())
+      one.relative = f.relative.parent_path() / (f.relative.stem().string() + "_" + instance + f.relative.extension().string());
+    emit(one);
   }
+  return files;
 }
 
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
   using Clock = std::chrono::steady_clock;
-  check_supported(config);
   const ResolvedInput input = resolve_input(config);
   spdlog::info("layout {} ({})", to_string(input.layout), input.reason);
   const Config& c = input.config;  // with the layout's defaults for the keys the user did not set
-  check_supported(c);
   // The input's camera geometry when its depth comes from another camera than the mask (APC raw/
   // with cam.info.txt); without one, 'reproject' is refused here, up front.
   std::optional<CameraGeometry> geometry;
@@ -114,26 +96,49 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
     spdlog::info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
   }
   ensure_output_dir(c.output.dir);
+  if (const size_t n = remove_stale_temp_files(c.output.dir))
+    spdlog::info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
+  ResumeLog resume(c);
+  const std::vector<bool> finished_before = resume.plan(listing.frames);
   if (observer) observer->on_start(listing);
 
   const MaskParams params = mask_params(c);
   FrameSlot slot(backend);
   UnitCheck units;
   slot.set_registration(c.registration.mode, geometry);
+  FrameWriter writer(c, backend);
   const auto t0 = Clock::now();
   size_t done = 0;
-  for (const FrameEntry& f : listing.frames) {
+  // However the loop ends (a batch-stopping error included), what finished stays recorded.
+  struct FlushOnExit {
+    ResumeLog& log;
+    ~FlushOnExit() {
+      try {
+        log.flush();
+      } catch (...) {
+      }
+    }
+  } flush_on_exit{resume};
+  for (size_t i = 0; i < listing.frames.size(); ++i) {
+    const FrameEntry& f = listing.frames[i];
     if (stop && stop->load(std::memory_order_relaxed)) {
       s.interrupted = true;
       break;
+    }
+    if (finished_before[i]) {  // resume: recorded as finished by an earlier run, outputs intact
+      ++s.skipped_done;
+      ++done;
+      if (observer) observer->on_frame(f, done, s.total, nullptr);
+      continue;
     }
     FrameFailure failure;
     bool ok = false;
     try {
       // A frame with its own depth scale (BOP) gets its own parameters.
       const MaskParams frame_params = f.depth_scale ? mask_params(c, f) : params;
-      process_frame(c, f, slot, frame_params,
-                    [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, frame_params, id); });
+      resume.finished(f, process_frame(c, f, slot, frame_params,
+                                       [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, frame_params, id); },
+                                       &writer));
       ok = true;
     } catch (const CudaError& e) {
       // A sticky error (illegal address, launch failure) fails every later call too: stop the batch
@@ -165,7 +170,8 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
       break;
     }
   }
-  s.skipped = s.total - s.ok - s.failed;
+  resume.flush();
+  s.skipped = s.total - s.ok - s.failed - s.skipped_done;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return s;
 }

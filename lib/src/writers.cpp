@@ -1,18 +1,27 @@
 #include "depthmask/writers.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
+#include <limits>
 #include <random>
+#include <regex>
 
 #include "depthmask/errors.h"
+#include "depthmask/kernels/backproject.h"
 
 namespace fs = std::filesystem;
 
@@ -22,10 +31,17 @@ namespace {
 
 std::string sys_error(int e) { return std::strerror(e); }
 
-// Unique per process and call, so parallel writers never share a temporary name.
+// Unique per process and call, so parallel writers never share a temporary name. The pid in the name
+// lets remove_stale_temp_files tell a killed run's leftovers from a live writer's.
 std::string temp_name(const fs::path& path) {
   static std::atomic<uint64_t> counter{0};
   return "." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+const char* const kProbePrefix = ".depthmask-write-test-";
+
+void append(std::vector<uint8_t>& out, const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  out.insert(out.end(), b, b + n);
 }
 
 }  // namespace
@@ -122,6 +138,124 @@ std::vector<uint8_t> encode_tiff(const cv::Mat& m) {
   return out;
 }
 
+std::vector<uint8_t> encode_exr(const cv::Mat& m) {
+  DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "encode_exr: expected CV_32FC1");
+  // Reading EXR back needs OPENCV_IO_ENABLE_OPENEXR (see frame.cpp); some OpenCV builds check it for
+  // writing too. Set it unless the environment already decided.
+  static const bool enabled = [] {
+    ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0);
+    return true;
+  }();
+  (void)enabled;
+  std::vector<uint8_t> out;
+  const std::vector<int> params{cv::IMWRITE_EXR_TYPE, cv::IMWRITE_EXR_TYPE_FLOAT};
+  DM_EXPECT(cv::imencode(".exr", m, out, params), OutputError, "OpenCV could not encode a float32 EXR");
+  return out;
+}
+
+cv::Mat depth_to_mm16(const cv::Mat& m, float invalid) {
+  DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "depth_to_mm16: expected CV_32FC1");
+  cv::Mat mm(m.size(), CV_16UC1);
+  for (int y = 0; y < m.rows; ++y) {
+    const float* d = m.ptr<float>(y);
+    uint16_t* o = mm.ptr<uint16_t>(y);
+    for (int x = 0; x < m.cols; ++x) {
+      if (!depth_kept(d[x], invalid)) {
+        o[x] = 0;
+        continue;
+      }
+      // In double: float(z) * 1000 in float could round a value just below a half-millimetre up.
+      const double v = std::round(static_cast<double>(d[x]) * 1000.0);
+      o[x] = v >= 65535.0 ? uint16_t{65535} : static_cast<uint16_t>(v);
+    }
+  }
+  return mm;
+}
+
+std::vector<uint8_t> encode_png16_mm(const cv::Mat& m, float invalid) {
+  std::vector<uint8_t> out;
+  DM_EXPECT(cv::imencode(".png", depth_to_mm16(m, invalid), out), OutputError, "OpenCV could not encode a 16-bit PNG");
+  return out;
+}
+
+size_t count_kept(const cv::Mat& m, float invalid) {
+  DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "count_kept: expected CV_32FC1");
+  size_t n = 0;
+  for (int y = 0; y < m.rows; ++y) {
+    const float* d = m.ptr<float>(y);
+    for (int x = 0; x < m.cols; ++x) n += depth_kept(d[x], invalid) ? 1u : 0u;
+  }
+  return n;
+}
+
+std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color) {
+  DM_EXPECT(xyz.type() == CV_32FC3, std::invalid_argument, "encode_ply: expected CV_32FC3 points");
+  const bool rgb = !color.empty();
+  DM_EXPECT(!rgb || (color.type() == CV_8UC3 && color.size() == xyz.size()), std::invalid_argument,
+            "encode_ply: color must be CV_8UC3 of the points' size");
+  size_t n = 0;
+  for (int y = 0; y < xyz.rows; ++y) {
+    const float* p = xyz.ptr<float>(y);
+    for (int x = 0; x < xyz.cols; ++x) n += p[3 * x + 2] != 0.0f ? 1u : 0u;
+  }
+  std::string header =
+      "ply\n"
+      "format binary_little_endian 1.0\n"
+      "comment depthmask: masked depth backprojected, metres, camera frame (x right, y down, z forward)\n"
+      "element vertex " + std::to_string(n) + "\n"
+      "property float x\n"
+      "property float y\n"
+      "property float z\n";
+  if (rgb) header += "property uchar red\nproperty uchar green\nproperty uchar blue\n";
+  header += "end_header\n";
+  const size_t vertex_bytes = 3 * sizeof(float) + (rgb ? 3 : 0);
+  std::vector<uint8_t> out;
+  out.reserve(header.size() + n * vertex_bytes);
+  append(out, header.data(), header.size());
+  for (int y = 0; y < xyz.rows; ++y) {
+    const float* p = xyz.ptr<float>(y);
+    const uint8_t* c = rgb ? color.ptr<uint8_t>(y) : nullptr;
+    for (int x = 0; x < xyz.cols; ++x) {
+      if (p[3 * x + 2] == 0.0f) continue;
+      append(out, p + 3 * x, 3 * sizeof(float));  // x86-64 and aarch64 are little-endian
+      if (rgb) {
+        const uint8_t bgr[3] = {c[3 * x + 2], c[3 * x + 1], c[3 * x]};
+        append(out, bgr, 3);
+      }
+    }
+  }
+  return out;
+}
+
+std::string encode_sidecar(const SidecarInfo& s) {
+  using nlohmann::json;
+  json j;
+  j["id"] = s.id;
+  j["units"] = "metres";
+  j["depth_scale"] = s.depth_scale;
+  j["depth_input"] = s.depth_input_float ? "float32 metres" : "uint16 raw units (metres = raw * depth_scale)";
+  j["depth_range"] = {{"min", s.depth_min}, {"max", s.depth_max}};
+  if (std::isnan(s.invalid)) j["invalid_value"] = "nan";
+  else j["invalid_value"] = static_cast<double>(s.invalid);
+  if (s.intrinsics) {
+    const Intrinsics& k = *s.intrinsics;
+    j["intrinsics"] = {{"fx", k.fx}, {"fy", k.fy}, {"cx", k.cx}, {"cy", k.cy}};
+    if (k.width > 0) j["intrinsics"]["width"] = k.width;
+    if (k.height > 0) j["intrinsics"]["height"] = k.height;
+  } else {
+    j["intrinsics"] = nullptr;
+  }
+  j["source"] = {{"depth", s.depth_file.string()}, {"mask", s.mask_file.string()}};
+  if (s.color_file.empty()) j["source"]["color"] = nullptr;
+  else j["source"]["color"] = s.color_file.string();
+  j["backend"] = s.backend;
+  j["width"] = s.width;
+  j["height"] = s.height;
+  j["kept_pixels"] = s.kept_pixels;
+  j["outputs"] = s.outputs;
+  return j.dump(2) + "\n";
+}
+
 cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth, float invalid) {
   const cv::Size sz = depth.size();
   cv::Mat left;
@@ -157,12 +291,63 @@ fs::path output_path(const fs::path& dir, const std::string& id, const std::stri
   return dir / (id + "." + kind_ext);
 }
 
+fs::path output_stem(const OutputConfig& out, const FrameEntry& f, const fs::path& input_root) {
+  if (out.layout == OutputLayout::Flat) return out.dir / f.id;
+  const fs::path rel = (f.relative.empty() ? f.depth.lexically_relative(input_root) : f.relative).lexically_normal();
+  bool escapes = rel.empty() || rel.is_absolute() || !rel.has_filename();
+  for (const auto& part : rel) escapes = escapes || part == "..";
+  DM_EXPECT(!escapes, OutputError,
+            "output.layout mirror: depth file '" << f.depth.string() << "' is not under input.root '"
+                                                 << input_root.string() << "', so its folders cannot be mirrored");
+  return out.dir / rel.parent_path() / rel.stem();
+}
+
+fs::path with_ext(const fs::path& stem, const std::string& ext) {
+  fs::path p = stem;
+  p += "." + ext;
+  return p;
+}
+
+uint32_t crc32_of(const void* data, size_t bytes, uint32_t crc) {
+  const auto* p = static_cast<const Bytef*>(data);
+  uLong c = crc;
+  while (bytes > 0) {  // zlib takes uInt lengths
+    const uInt n = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
+    c = ::crc32(c, p, n);
+    p += n;
+    bytes -= n;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+size_t remove_stale_temp_files(const fs::path& dir) {
+  static const std::regex temp_re(R"(\..+\.tmp-(\d+)-\d+)");
+  static const std::regex probe_re(R"(\.depthmask-write-test-(\d+))");
+  size_t removed = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (!it->is_regular_file(e2) || it->is_symlink(e2)) continue;
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] != '.') continue;
+    std::smatch m;
+    if (!std::regex_match(name, m, temp_re) && !std::regex_match(name, m, probe_re)) continue;
+    const long long pid = std::atoll(m[1].str().c_str());
+    if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) continue;
+    // Still running (or not ours to signal, EPERM): maybe a live writer; leave it.
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (fs::remove(it->path(), e2)) ++removed;
+  }
+  return removed;
+}
+
 void ensure_output_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   DM_EXPECT(!ec, OutputError, "cannot create output folder '" << dir.string() << "': " << ec.message());
   DM_EXPECT(fs::is_directory(dir, ec), OutputError, "output path '" << dir.string() << "' is not a folder");
-  const fs::path probe = dir / (".depthmask-write-test-" + std::to_string(::getpid()));
+  const fs::path probe = dir / (kProbePrefix + std::to_string(::getpid()));
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   DM_EXPECT(fd >= 0, OutputError, "output folder '" << dir.string() << "' is not writable: " << sys_error(errno));
   ::close(fd);

@@ -680,7 +680,8 @@ TEST(CliResume, RerunWithACorruptInputKeepsEarlierOutputs) {
   auto bytes = read_bytes(bad);
   bytes.resize(bytes.size() / 2);
   dmcli::write_bytes(bad, bytes);
-  const auto second = run_dataset(data, out, args);
+  // --force: every frame is redone (without it the seven intact ones resume as done; see test_cli_resume).
+  const auto second = run_dataset(data, out, args + " --force");
   SCOPED_TRACE(second.output);
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_TRUE(contains(second.output, "7 ok, 1 failed, 0 skipped"));

@@ -404,7 +404,9 @@ TEST(PerInstance, ProcessFrameWritesTheUnionOrOneOutputPerInstanceFromOneDepthDe
     c.output.dir = in.tmp / "union";
     fs::create_directories(c.output.dir);
     std::vector<std::string> ids;
-    dm::process_frame(c, in.frame, slot, dm::mask_params(c), [&](const dm::FrameSlot&, const std::string& id) { ids.push_back(id); });
+    dm::FrameWriter writer(c, *backend);
+    dm::process_frame(c, in.frame, slot, dm::mask_params(c), [&](const dm::FrameSlot&, const std::string& id) { ids.push_back(id); },
+                      &writer);
     EXPECT_EQ(ids, std::vector<std::string>{"000007"});
     EXPECT_TRUE(fs::exists(c.output.dir / "000007.npy"));
   }
@@ -412,11 +414,12 @@ TEST(PerInstance, ProcessFrameWritesTheUnionOrOneOutputPerInstanceFromOneDepthDe
   c.output.dir = in.tmp / "each";
   fs::create_directories(c.output.dir);
   std::vector<std::string> ids;
+  dm::FrameWriter writer(c, *backend);
   // The depth file disappears after the first pass: the later instances must not read it again.
   dm::process_frame(c, in.frame, slot, dm::mask_params(c), [&](const dm::FrameSlot&, const std::string& id) {
     ids.push_back(id);
     fs::remove(in.frame.depth);
-  });
+  }, &writer);
   EXPECT_EQ(ids, (std::vector<std::string>{"000007_000000", "000007_000001", "000007_000002"}));
   const cv::Mat inst_c = cv::imread((c.output.dir / "000007_000002.tiff").string(), cv::IMREAD_UNCHANGED);
   ASSERT_EQ(inst_c.type(), CV_32FC1);

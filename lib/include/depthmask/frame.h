@@ -33,6 +33,8 @@ class FrameSlot {
   const cv::Mat& mask() const { return mask_; }    // CV_8UC1 or CV_16UC1
   const cv::Mat& color() const { return color_; }  // CV_8UC3 BGR, or empty
   const cv::Mat& out() const { return out_; }      // CV_32FC1 metres, after mask()
+  // The backend buffer behind out(): GPU post-processing (the PLY backprojection) reads its device view.
+  Buffer& out_buffer() { return out_buf_; }
 
   // Decodes the frame's files (color only when want_color). Throws InputError naming the file and
   // what was expected.

@@ -12,6 +12,7 @@
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
 #include "depthmask/kernels/mask_rule.h"
+#include "depthmask/outputs.h"
 #include "depthmask/platform.h"
 
 namespace depthmask {
@@ -26,6 +27,7 @@ struct RunSummary {
   size_t ok = 0;
   size_t failed = 0;
   size_t skipped = 0;  // not attempted: stopped at an error (on_error: stop) or interrupted
+  size_t skipped_done = 0;  // not redone: the resume manifest records them finished, outputs intact
   size_t unmatched_files = 0;
   double seconds = 0;
   bool interrupted = false;
@@ -44,7 +46,6 @@ class RunObserver {
   virtual void on_frame(const FrameEntry& /*frame*/, size_t /*done*/, size_t /*total*/, const FrameFailure* /*failure*/) {}
 };
 
-class FrameSlot;
 // Called after each masking pass of a frame with the output's id (`{id}`, or `{id}_{instance}`).
 using MaskedHook = std::function<void(const FrameSlot& slot, const std::string& output_id)>;
 
@@ -52,8 +53,9 @@ using MaskedHook = std::function<void(const FrameSlot& slot, const std::string& 
 // (FrameEntry::instances), or, with mask.per_instance, each instance mask in turn over the depth
 // decoded once, written as `{id}_{instance}`. Throws what loading, masking and writing throw; an
 // instance that fails fails the frame.
-void process_frame(const Config& config, const FrameEntry& frame, FrameSlot& slot, const MaskParams& params,
-                   const MaskedHook& on_masked = {});
+std::vector<OutputFile> process_frame(const Config& config, const FrameEntry& frame, FrameSlot& slot,
+                                      const MaskParams& params, const MaskedHook& on_masked = {},
+                                      FrameWriter* writer = nullptr);
 
 // Runs the batch. `stop` (optional) is polled between frames (set it from a signal handler);
 // frames not yet started then count as skipped and the summary says interrupted. Throws InputError

@@ -1,0 +1,104 @@
+// Resume: the run manifest <output.dir>/depthmask-manifest.json records every finished frame (its
+// output files with sizes and CRC-32s, and a fingerprint of its input files) under a hash of the
+// settings that shape the outputs. A re-run skips frames whose record still holds; run.force (--force)
+// redoes them.
+//
+// Why a kill at any moment cannot make a re-run differ from an uninterrupted run:
+//  - every output and the manifest itself are written to a temporary name and renamed, so each file
+//    on disk is complete, old or new, never torn;
+//  - a frame is recorded only after all its outputs are renamed into place, and before the first
+//    output is touched the manifest on disk is cut down to the frames this run will skip. So every
+//    record on disk describes outputs that are final;
+//  - the manifest is rewritten at most about once a second (and at the end): a frame that finished
+//    but was not recorded yet is simply redone by the next run, and the pipeline is deterministic,
+//    so it writes the same bytes again;
+//  - the temporary files a killed run leaves behind are removed by the next run
+//    (remove_stale_temp_files).
+// The CRC-32s additionally catch outputs changed or damaged after they were recorded.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "depthmask/config.h"
+#include "depthmask/dataset.h"
+#include "depthmask/writers.h"
+
+namespace depthmask {
+
+inline constexpr const char* kManifestName = "depthmask-manifest.json";
+
+// 64-bit FNV-1a, as 16 hex digits.
+std::string fnv1a64_hex(const std::string& text);
+
+// A hash of everything in the configuration that can change an output byte (depth, mask,
+// registration and output settings, the input patterns, root and intrinsics values, the depthmask
+// version); not the output folder, backend, run, fsync or logging settings. Backends give identical
+// outputs (CPU/GPU parity), so switching backends keeps finished frames.
+std::string settings_hash(const Config& c);
+
+// A fingerprint of frame f's inputs: its files' paths, sizes and modification times, and its own
+// intrinsics, depth scale and relative path. A re-captured depth or re-computed mask redoes the frame.
+std::string inputs_fingerprint(const FrameEntry& f);
+
+// Which record is frame f's: the depth file's path relative to input.root (unique even where ids
+// repeat across folders, e.g. 7-Scenes sequences), or the id when that is not known.
+std::string manifest_key(const FrameEntry& f);
+
+struct ManifestRecord {
+  std::string id;
+  std::string inputs;  // inputs_fingerprint
+  std::vector<OutputFile> files;
+};
+
+// The manifest's contents (file format version 1), one frame per line:
+// {"format": "depthmask-manifest", "version": 1, "settings": "<hash>",
+//  "frames": {"<manifest_key>": {"id": "<id>", "inputs": "<fingerprint>",
+//                                "outputs": [{"file", "size", "crc32"}, ...]}, ...}}
+// Keys are sorted, so the same frames give the same bytes.
+struct Manifest {
+  std::string settings;
+  std::map<std::string, ManifestRecord> frames;
+
+  std::string to_json() const;
+  // Throws InputError naming `name` and what is wrong.
+  static Manifest parse(const std::string& text, const std::string& name);
+};
+
+// The resume state of one run over output.dir.
+class ResumeLog {
+ public:
+  // Reads the manifest in c.output.dir. Missing: nothing is done yet. Corrupt or unreadable: a warning,
+  // and every frame is redone. Other settings: an info line, and every frame is redone. run.force:
+  // every frame is redone.
+  explicit ResumeLog(const Config& c);
+
+  // Decides, before any output is written, which listed frames are finished: recorded with the same
+  // inputs and every recorded output present with its recorded size and CRC-32. Writes the manifest
+  // cut down to those frames (so no record on disk names outputs this run may rewrite). Returns one
+  // flag per frame. Throws OutputError when the manifest cannot be written.
+  std::vector<bool> plan(const std::vector<FrameEntry>& frames);
+
+  // Records a frame whose outputs are all written; rewrites the manifest when the last write is about
+  // a second old. Throws OutputError when the manifest cannot be written.
+  void finished(const FrameEntry& f, std::vector<OutputFile> files);
+
+  // Writes the manifest now when it changed since the last write. Throws OutputError.
+  void flush();
+
+ private:
+  void save();
+
+  const Config* c_;
+  std::filesystem::path path_;
+  Manifest manifest_;
+  std::map<std::string, std::string> fingerprints_;  // manifest_key -> inputs, from plan()
+  bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_save_;
+};
+
+}  // namespace depthmask

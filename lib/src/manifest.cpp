@@ -1,0 +1,266 @@
+#include "depthmask/manifest.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "depthmask/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace depthmask {
+
+namespace {
+
+// FNV-1a 64: tiny, no dependency, and plenty to tell settings or input fingerprints apart (these
+// guard against mistakes, not adversaries).
+struct Fnv {
+  uint64_t h = 1469598103934665603ull;
+  void add(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
+  }
+  void add(const std::string& s) {
+    add(s.data(), s.size());
+    add("\0", 1);  // a separator, so ("ab","c") and ("a","bc") differ
+  }
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016" PRIx64, h);
+    return buf;
+  }
+};
+
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void add_file(Fnv& h, const fs::path& p) {
+  h.add(p.string());
+  std::error_code ec;
+  const auto size = fs::file_size(p, ec);
+  if (ec) {
+    h.add("missing");
+    return;
+  }
+  const auto mtime = fs::last_write_time(p, ec);
+  h.add(std::to_string(size));
+  h.add(ec ? std::string("?") : std::to_string(mtime.time_since_epoch().count()));
+}
+
+// True when `file` (relative to dir) exists with the recorded size and CRC-32.
+bool output_holds(const fs::path& dir, const OutputFile& file, std::vector<uint8_t>& buf) {
+  const fs::path p = dir / fs::path(file.name);
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) != file.size || ec) return false;
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  uint32_t crc = 0;
+  buf.resize(1 << 20);
+  while (in) {
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    if (n == 0) break;
+    crc = crc32_of(buf.data(), n, crc);
+  }
+  return !in.bad() && crc == file.crc32;
+}
+
+}  // namespace
+
+std::string fnv1a64_hex(const std::string& text) {
+  Fnv h;
+  h.add(text.data(), text.size());
+  return h.hex();
+}
+
+std::string settings_hash(const Config& c) {
+  Config n = c;
+  // Not output-shaping: where outputs go, how they are flushed, which backend computes them (CPU and
+  // GPU are bit-identical), run and logging behaviour, and which keys were given explicitly.
+  n.output.dir = ".";
+  n.output.fsync = false;
+  n.backend = BackendConfig{};
+  n.run = RunConfig{};
+  n.logging = LoggingConfig{};
+  n.explicit_keys.clear();
+  // Hash the intrinsics' values (to_yaml would write the file's name instead).
+  n.input.intrinsics_file.clear();
+  return fnv1a64_hex(std::string("depthmask ") + DEPTHMASK_VERSION + " manifest 1\n" + to_yaml(n));
+}
+
+std::string inputs_fingerprint(const FrameEntry& f) {
+  Fnv h;
+  add_file(h, f.depth);
+  add_file(h, f.mask);
+  h.add(f.color.empty() ? std::string("no color") : std::string("color"));
+  if (!f.color.empty()) add_file(h, f.color);
+  for (const auto& [inst, file] : f.instances) {
+    h.add(inst);
+    add_file(h, file);
+  }
+  if (f.intrinsics) {
+    const Intrinsics& k = *f.intrinsics;
+    for (double v : {k.fx, k.fy, k.cx, k.cy}) h.add(number_text(v));
+    h.add(std::to_string(k.width) + "x" + std::to_string(k.height));
+  } else {
+    h.add("no intrinsics");
+  }
+  h.add(f.depth_scale ? number_text(*f.depth_scale) : std::string("no scale"));
+  h.add(f.relative.generic_string());
+  return h.hex();
+}
+
+std::string manifest_key(const FrameEntry& f) {
+  return f.relative.empty() ? f.id : f.relative.generic_string();
+}
+
+std::string Manifest::to_json() const {
+  // One frame per line: readable, diffable, and a tenth of an indented dump's size.
+  nlohmann::ordered_json head;
+  head["format"] = "depthmask-manifest";
+  head["version"] = 1;
+  head["settings"] = settings;
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace
+  text += ",\"frames\":{";
+  bool first = true;
+  for (const auto& [key, rec] : frames) {  // std::map: sorted keys, so the same frames give the same bytes
+    nlohmann::ordered_json outs = nlohmann::ordered_json::array();
+    for (const OutputFile& f : rec.files) outs.push_back({{"file", f.name}, {"size", f.size}, {"crc32", f.crc32}});
+    const nlohmann::ordered_json r = {{"id", rec.id}, {"inputs", rec.inputs}, {"outputs", std::move(outs)}};
+    text += (first ? "\n" : ",\n") + nlohmann::json(key).dump() + ":" + r.dump();
+    first = false;
+  }
+  text += "\n}}\n";
+  return text;
+}
+
+Manifest Manifest::parse(const std::string& text, const std::string& name) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("'" + name + "' is not valid JSON: " + e.what());
+  }
+  auto bad = [&](const std::string& what) { throw InputError("'" + name + "': " + what); };
+  if (!j.is_object() || j.value("format", std::string()) != "depthmask-manifest")
+    bad("not a depthmask manifest (no \"format\": \"depthmask-manifest\")");
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != 1)
+    bad("unsupported manifest version (expected 1)");
+  if (!j.contains("settings") || !j["settings"].is_string()) bad("\"settings\" is missing or not a string");
+  if (!j.contains("frames") || !j["frames"].is_object()) bad("\"frames\" is missing or not an object");
+  Manifest m;
+  m.settings = j["settings"].get<std::string>();
+  for (const auto& [key, rec] : j["frames"].items()) {
+    const std::string where = "frame '" + key + "': ";
+    if (!rec.is_object() || !rec.contains("id") || !rec["id"].is_string() || !rec.contains("inputs") ||
+        !rec["inputs"].is_string() || !rec.contains("outputs") || !rec["outputs"].is_array())
+      bad(where + "expected {\"id\": string, \"inputs\": string, \"outputs\": [...]}");
+    ManifestRecord r;
+    r.id = rec["id"].get<std::string>();
+    r.inputs = rec["inputs"].get<std::string>();
+    for (const auto& o : rec["outputs"]) {
+      if (!o.is_object() || !o.contains("file") || !o["file"].is_string() || !o.contains("size") ||
+          !o["size"].is_number_unsigned() || !o.contains("crc32") || !o["crc32"].is_number_unsigned() ||
+          o["crc32"].get<uint64_t>() > 0xffffffffull)
+        bad(where + "expected outputs of {\"file\": string, \"size\": unsigned, \"crc32\": 32-bit unsigned}");
+      OutputFile f{o["file"].get<std::string>(), o["size"].get<uint64_t>(), static_cast<uint32_t>(o["crc32"].get<uint64_t>())};
+      // Outputs live under output.dir: a record naming anything else is not ours.
+      const fs::path p(f.name);
+      bool outside = f.name.empty() || p.is_absolute();
+      for (const auto& part : p) outside = outside || part == "..";
+      if (outside) bad(where + "output '" + f.name + "' is not a path inside the output folder");
+      r.files.push_back(std::move(f));
+    }
+    if (r.files.empty()) bad(where + "no outputs");
+    m.frames.emplace(key, std::move(r));
+  }
+  return m;
+}
+
+ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestName) {
+  manifest_.settings = settings_hash(c);
+  if (c.run.force) {
+    spdlog::info("run.force: every frame is redone (the resume manifest is ignored)");
+    return;
+  }
+  std::error_code ec;
+  if (!fs::exists(path_, ec)) return;
+  try {
+    std::ifstream in(path_, std::ios::binary);
+    DM_EXPECT(in, InputError, "'" << path_.string() << "' cannot be opened for reading");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    Manifest loaded = Manifest::parse(ss.str(), path_.string());
+    if (loaded.settings != manifest_.settings) {
+      spdlog::info("the resume manifest '{}' was written with other settings: every frame is redone", path_.string());
+      return;
+    }
+    manifest_.frames = std::move(loaded.frames);
+  } catch (const std::exception& e) {
+    spdlog::warn("ignoring the resume manifest: {}; every frame is redone", e.what());
+  }
+}
+
+std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
+  std::vector<bool> done(frames.size(), false);
+  std::map<std::string, ManifestRecord> kept;
+  std::vector<uint8_t> buf;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const FrameEntry& f = frames[i];
+    const std::string fp = inputs_fingerprint(f);
+    const std::string key = manifest_key(f);
+    fingerprints_[key] = fp;
+    const auto it = manifest_.frames.find(key);
+    if (it == manifest_.frames.end() || it->second.inputs != fp) continue;
+    bool holds = true;
+    for (const OutputFile& o : it->second.files) holds = holds && output_holds(c_->output.dir, o, buf);
+    if (!holds) {
+      spdlog::debug("frame {}: its recorded outputs changed or are missing; redoing it", f.id);
+      continue;
+    }
+    done[i] = true;
+    kept.insert(*it);
+  }
+  if (!kept.empty())
+    spdlog::info("resume: {} of {} frame(s) already done by an earlier run ({}); --force redoes them", kept.size(),
+                 frames.size(), path_.string());
+  manifest_.frames = std::move(kept);
+  save();  // before any output is touched: the manifest on disk names only frames this run skips
+  return done;
+}
+
+void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
+  const std::string key = manifest_key(f);
+  const auto fp = fingerprints_.find(key);
+  manifest_.frames[key] =
+      ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)};
+  dirty_ = true;
+  // At most about once a second: a frame finished but not yet recorded is only redone, identically.
+  if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) save();
+}
+
+void ResumeLog::flush() {
+  if (dirty_) save();
+}
+
+void ResumeLog::save() {
+  const std::string text = manifest_.to_json();
+  write_file_atomic(path_, text.data(), text.size(), c_->output.fsync);
+  last_save_ = std::chrono::steady_clock::now();
+  dirty_ = false;
+}
+
+}  // namespace depthmask

@@ -1,0 +1,171 @@
+#include "depthmask/outputs.h"
+
+#include <opencv2/imgcodecs.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <system_error>
+#include <utility>
+
+#include "depthmask/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace depthmask {
+
+const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float invalid) {
+  const cv::Mat& out = slot.out();
+  DM_EXPECT(!out.empty() && out.type() == CV_32FC1 && out.isContinuous(), std::logic_error,
+            "Backprojector::run() before run_mask()");
+  const size_t out_bytes = out.total() * sizeof(float);
+  const size_t bytes = out.total() * 3 * sizeof(float);
+  if (xyz_buf_.size() < bytes) {
+    xyz_ = cv::Mat();
+    xyz_buf_ = Buffer();  // free the old one first: peak memory stays one buffer
+    xyz_buf_ = backend_->allocate(bytes);
+  }
+  xyz_ = cv::Mat(out.rows, out.cols, CV_32FC3, xyz_buf_.host());
+
+  BackprojectJob job;
+  job.depth_step = out.step[0];
+  job.xyz_step = xyz_.step[0];
+  job.rows = out.rows;
+  job.cols = out.cols;
+  job.invalid = invalid;
+  job.k = k;
+  if (backend_->device_executes()) {
+    backend_->make_current();
+    Buffer& depth = slot.out_buffer();
+    try {
+      depth.to_device(out_bytes);  // a no-op after run_mask on the device: its device copy is fresh
+      job.depth = static_cast<const float*>(depth.device());
+      job.xyz = static_cast<float*>(xyz_buf_.device());
+      launch_backproject(job, backend_->stream());
+      xyz_buf_.device_written();
+      xyz_buf_.to_host(bytes);
+      backend_->synchronize();
+    } catch (...) {
+      // As in FrameSlot::run_mask: never hand buffers back while queued work may still use them.
+      try {
+        backend_->synchronize();
+      } catch (...) {
+      }
+      throw;
+    }
+  } else {
+    job.depth = out.ptr<float>();
+    job.xyz = xyz_.ptr<float>();
+    backproject_cpu(job);
+    xyz_buf_.host_written();
+  }
+  return xyz_;
+}
+
+FrameWriter::FrameWriter(const Config& c, MemoryBackend& backend) : c_(&c), backend_(&backend), backprojector_(backend) {}
+
+bool FrameWriter::wants_color() const {
+  const auto& f = c_->output.formats;
+  return c_->output.preview || std::find(f.begin(), f.end(), OutputFormat::Ply) != f.end();
+}
+
+namespace {
+
+// The intrinsics for the point cloud, checked against the image they will backproject.
+Pinhole ply_intrinsics(const std::optional<Intrinsics>& k, const cv::Mat& out) {
+  DM_EXPECT(k.has_value(), InputError,
+            "output.format 'ply' needs camera intrinsics to backproject the depth: set input.intrinsics "
+            "(a file, or {fx, fy, cx, cy})");
+  DM_EXPECT(k->valid() && std::isfinite(k->fx) && std::isfinite(k->fy) && std::isfinite(k->cx) && std::isfinite(k->cy),
+            InputError,
+            "output.format 'ply': the intrinsics (fx " << k->fx << ", fy " << k->fy << ", cx " << k->cx << ", cy "
+                                                       << k->cy << ") need finite values and positive focal lengths");
+  DM_EXPECT((k->width <= 0 || k->width == out.cols) && (k->height <= 0 || k->height == out.rows), InputError,
+            "output.format 'ply': the intrinsics are for " << k->width << "x" << k->height << " images but the depth is "
+                                                             << out.cols << "x" << out.rows);
+  return make_pinhole(k->fx, k->fy, k->cx, k->cy);
+}
+
+fs::path canonical_or_self(const fs::path& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : r;
+}
+
+}  // namespace
+
+std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot) {
+  const Config& c = *c_;
+  const cv::Mat& out = slot.out();
+  const float invalid = c.output.invalid;
+  const fs::path stem = output_stem(c.output, f, c.input.root);
+
+  // Encode everything first: a frame that cannot be encoded (a PLY without intrinsics) writes nothing.
+  std::vector<std::pair<fs::path, std::vector<uint8_t>>> files;
+  for (const OutputFormat fmt : c.output.formats) {
+    switch (fmt) {
+      case OutputFormat::Tiff: files.emplace_back(with_ext(stem, "tiff"), encode_tiff(out)); break;
+      case OutputFormat::Npy: files.emplace_back(with_ext(stem, "npy"), encode_npy(out)); break;
+      case OutputFormat::Exr: files.emplace_back(with_ext(stem, "exr"), encode_exr(out)); break;
+      case OutputFormat::Png16: files.emplace_back(with_ext(stem, "mm.png"), encode_png16_mm(out, invalid)); break;
+      case OutputFormat::Ply: {
+        const Pinhole k = ply_intrinsics(frame_intrinsics(c, f), out);
+        const cv::Mat& xyz = backprojector_.run(slot, k, invalid);
+        const cv::Mat& color = slot.color();
+        const bool rgb = !color.empty() && color.type() == CV_8UC3 && color.size() == out.size();
+        files.emplace_back(with_ext(stem, "ply"), encode_ply(xyz, rgb ? color : cv::Mat()));
+        break;
+      }
+      case OutputFormat::Json: break;  // last, below
+    }
+  }
+  if (c.output.preview) {
+    std::vector<uint8_t> png;
+    const cv::Mat preview = make_preview(slot.color(), slot.mask(), out, invalid);
+    DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview");
+    files.emplace_back(with_ext(stem, "preview.png"), std::move(png));
+  }
+  if (std::find(c.output.formats.begin(), c.output.formats.end(), OutputFormat::Json) != c.output.formats.end()) {
+    SidecarInfo s;
+    s.id = f.id;
+    s.depth_scale = f.depth_scale.value_or(c.depth.scale);
+    s.depth_input_float = slot.depth().type() == CV_32FC1;
+    s.depth_min = c.depth.min;
+    s.depth_max = c.depth.max;
+    s.invalid = invalid;
+    s.intrinsics = frame_intrinsics(c, f);
+    s.depth_file = f.depth;
+    s.mask_file = f.mask;
+    s.color_file = f.color;
+    s.backend = std::string(to_string(backend_->kind()));
+    s.width = out.cols;
+    s.height = out.rows;
+    s.kept_pixels = count_kept(out, invalid);
+    for (const auto& file : files) s.outputs.push_back(file.first.filename().string());
+    const std::string text = encode_sidecar(s);
+    files.emplace_back(with_ext(stem, "json"), std::vector<uint8_t>(text.begin(), text.end()));
+  }
+
+  // Never overwrite an input (an output folder inside the input's, with matching names).
+  std::vector<fs::path> inputs{canonical_or_self(f.depth), canonical_or_self(f.mask)};
+  if (!f.color.empty()) inputs.push_back(canonical_or_self(f.color));
+  for (const auto& inst : f.instances) inputs.push_back(canonical_or_self(inst.second));
+  for (const auto& file : files) {
+    const fs::path p = canonical_or_self(file.first);
+    DM_EXPECT(std::find(inputs.begin(), inputs.end(), p) == inputs.end(), OutputError,
+              "output '" << file.first.string() << "' would overwrite an input file of this frame; choose another output.dir");
+  }
+  if (stem.has_parent_path() && c.output.layout == OutputLayout::Mirror) {
+    std::error_code ec;
+    fs::create_directories(stem.parent_path(), ec);
+    DM_EXPECT(!ec, OutputError, "cannot create output folder '" << stem.parent_path().string() << "': " << ec.message());
+  }
+
+  std::vector<OutputFile> written;
+  for (const auto& [path, bytes] : files) {
+    write_file_atomic(path, bytes.data(), bytes.size(), c.output.fsync);
+    written.push_back({path.lexically_relative(c.output.dir).generic_string(), bytes.size(), crc32_of(bytes.data(), bytes.size())});
+  }
+  return written;
+}
+
+}  // namespace depthmask
