@@ -225,6 +225,9 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     DM_CUDA_OK(d.status());
     DM_CUDA_OK(o.status());
     DM_CUDA_OK(d.upload(depth));
+    // The fills and uploads run on the legacy default stream (a pageable cudaMemcpy may return before
+    // its DMA lands), which does not order with a non-blocking stream: wait for them before launching.
+    DM_CUDA_OK(cudaDeviceSynchronize());
     dm::RegisterJob job;
     job.depth = d.roi(), job.depth_step = d.pitch();
     job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
@@ -316,7 +319,7 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
   if (scene.empty()) GTEST_SKIP() << "real data not present: " << dmtest::shared_data_dir() / "apc-vision-toolbox";
   const dm::CameraGeometry g = dm::read_apc_cam_info(scene / "cam.info.txt");
   const dm::ReprojectParams params = dm::reproject_params(g);
-  const dm::DepthDecode decode{dmtest::kApcScale};
+  const dm::DepthDecode decode = dm::decode_with_scale(dmtest::kApcScale);
   Stream stream;
   DM_CUDA_OK(stream.status());
   for (int i = 0; i < dmtest::kApcFrames; ++i) {
@@ -331,6 +334,7 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
     DM_CUDA_OK(d.status());
     DM_CUDA_OK(o.status());
     DM_CUDA_OK(d.upload(pair.raw_decoded));
+    DM_CUDA_OK(cudaDeviceSynchronize());  // the upload ran on the legacy stream: see GpuEqualsCpuExactly
     dm::RegisterJob job;
     job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::U16;
     job.depth_rows = pair.raw_decoded.rows, job.depth_cols = pair.raw_decoded.cols;
@@ -342,6 +346,48 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
     DM_CUDA_OK(o.download(got));
     EXPECT_TRUE(same_pixels(gold, got));
     dmtest::expect_vendor_alignment(got, pair.vendor_m, g, "gpu " + id);
+  }
+#endif
+}
+
+// Which source pixel each target pixel reads: the source holds its own coordinates as float depth
+// (1000 * x + y + 1 metres, exact in float), so a mismatch names both pixels.
+TEST(ResampleIndexParity, GpuReadsTheSameSourcePixelAsTheCpu) {
+  DM_REQUIRE_GPU();
+#if DEPTHMASK_HAVE_CUDA
+  const cv::Size dsize(640, 480), tsize(320, 240);
+  cv::Mat depth(dsize, CV_32FC1);
+  for (int y = 0; y < dsize.height; ++y)
+    for (int x = 0; x < dsize.width; ++x) depth.at<float>(y, x) = static_cast<float>(1000 * x + y + 1);
+  const dm::Intrinsics kd = k_for(dsize), kc = k_for(tsize, 1.3);
+  for (const dm::ResampleMap& map : {dm::resample_map_sizes(640, 480, 320, 240),
+                                     dm::resample_map(kd.fx, kd.fy, kd.cx, kd.cy, kc.fx, kc.fy, kc.cx, kc.cy)}) {
+    SCOPED_TRACE(::testing::Message() << "map ax " << map.ax << " bx " << map.bx << " ay " << map.ay << " by " << map.by);
+    cv::Mat gold(tsize, CV_32FC1, cv::Scalar(-7.0f));
+    dm::resample_cpu(dmtest::register_job(depth, gold), map, dm::decode_with_scale(0.001f));
+    DevImage d(dsize, sizeof(float), 0, 0, 0, 0);
+    DevImage o(tsize, sizeof(float), 0, 0, 0, 0);
+    DM_CUDA_OK(d.status());
+    DM_CUDA_OK(o.status());
+    DM_CUDA_OK(d.upload(depth));
+    dm::RegisterJob job;
+    job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::F32;
+    job.depth_rows = dsize.height, job.depth_cols = dsize.width;
+    job.out = static_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out_rows = tsize.height, job.out_cols = tsize.width;
+    dm::launch_resample(job, map, dm::decode_with_scale(0.001f), nullptr);
+    DM_CUDA_OK(cudaDeviceSynchronize());
+    cv::Mat got(tsize, CV_32FC1, cv::Scalar(-9.0f));
+    DM_CUDA_OK(o.download(got));
+    int shown = 0;
+    for (int y = 0; y < tsize.height && shown < 5; ++y)
+      for (int x = 0; x < tsize.width && shown < 5; ++x) {
+        const float a = gold.at<float>(y, x), b = got.at<float>(y, x);
+        if (a != b) {
+          ++shown;
+          ADD_FAILURE() << "target (" << x << ", " << y << "): cpu reads " << a << ", gpu reads " << b;
+        }
+      }
   }
 #endif
 }
