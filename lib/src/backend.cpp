@@ -95,6 +95,20 @@ void MemoryBackend::deallocate(Block b) noexcept {
   stats_.live_bytes -= b.bytes;
 }
 
+void MemoryBackend::run_and_wait(const std::function<void()>& enqueue) {
+  make_current();
+  try {
+    enqueue();
+    synchronize();
+  } catch (...) {
+    try {
+      synchronize();
+    } catch (...) {  // the first error is the one worth reporting
+    }
+    throw;
+  }
+}
+
 std::unique_ptr<MemoryBackend> make_backend(const BackendChoice& choice, const PlatformInfo& platform) {
   if (choice.kind == BackendKind::Cpu) return detail::make_cpu_backend();
   DM_EXPECT(platform.cuda_built, PlatformError,

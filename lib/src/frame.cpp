@@ -342,8 +342,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
   job.rows = depth_.rows;
   job.cols = depth_.cols;
   if (backend_->device_executes()) {
-    backend_->make_current();
-    try {
+    backend_->run_and_wait([&] {
       depth_buf_.to_device(depth_.total() * depth_.elemSize());
       mask_buf_.to_device(mask_.total() * mask_.elemSize());
       job.depth = depth_buf_.device();
@@ -352,15 +351,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
       launch_mask(job, params, backend_->stream());
       out_buf_.device_written();
       out_buf_.to_host(out_bytes);
-      backend_->synchronize();
-    } catch (...) {
-      // Never hand the buffers back to the loader while queued copies or a kernel may still use them.
-      try {
-        backend_->synchronize();
-      } catch (...) {
-      }
-      throw;
-    }
+    });
   } else {
     job.depth = depth_buf_.host();
     job.mask = mask_buf_.host();

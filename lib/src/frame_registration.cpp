@@ -58,8 +58,7 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   job.cols = cols;
 
   if (backend_->device_executes()) {
-    backend_->make_current();
-    try {
+    backend_->run_and_wait([&] {
       depth_buf_.to_device(depth_.total() * depth_.elemSize());
       mask_buf_.to_device(mask_.total() * mask_.elemSize());
       reg.depth = depth_buf_.device();
@@ -73,15 +72,7 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
       launch_mask(job, mask_p, backend_->stream());
       out_buf_.device_written();
       out_buf_.to_host(grid_bytes);
-      backend_->synchronize();
-    } catch (...) {
-      // Never hand the buffers back to the loader while queued copies or kernels may still use them.
-      try {
-        backend_->synchronize();
-      } catch (...) {
-      }
-      throw;
-    }
+    });
   } else {
     reg.depth = depth_buf_.host();
     reg.out = static_cast<float*>(registered_buf_.host());

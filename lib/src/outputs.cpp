@@ -34,24 +34,15 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
   job.invalid = invalid;
   job.k = k;
   if (backend_->device_executes()) {
-    backend_->make_current();
     Buffer& depth = slot.out_buffer();
-    try {
+    backend_->run_and_wait([&] {
       depth.to_device(out_bytes);  // a no-op after run_mask on the device: its device copy is fresh
       job.depth = static_cast<const float*>(depth.device());
       job.xyz = static_cast<float*>(xyz_buf_.device());
       launch_backproject(job, backend_->stream());
       xyz_buf_.device_written();
       xyz_buf_.to_host(bytes);
-      backend_->synchronize();
-    } catch (...) {
-      // As in FrameSlot::run_mask: never hand buffers back while queued work may still use them.
-      try {
-        backend_->synchronize();
-      } catch (...) {
-      }
-      throw;
-    }
+    });
   } else {
     job.depth = out.ptr<float>();
     job.xyz = xyz_.ptr<float>();

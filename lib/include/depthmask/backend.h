@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -96,6 +97,10 @@ class MemoryBackend {
   virtual void synchronize() {}
   // Makes the backend's device current for the calling thread (before launches from a new thread).
   virtual void make_current() {}
+  // Makes the device current, calls `enqueue` (copies and launches on stream()) and waits for the
+  // stream. When anything throws it still waits before rethrowing, so buffers are never handed back
+  // to the CPU while queued copies or kernels may still use them.
+  void run_and_wait(const std::function<void()>& enqueue);
   // Empty while the device is usable; otherwise why not (a sticky CUDA error: every later call
   // would fail too, so a batch must stop rather than fail frame after frame).
   virtual std::string health() { return {}; }
