@@ -1,10 +1,10 @@
 #include "depthmask/geometry.h"
 
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "depthmask/errors.h"
+#include "detail/text_numbers.h"
 
 namespace depthmask {
 
@@ -17,19 +17,8 @@ struct Block {
 };
 
 Intrinsics intrinsics_from(const Block& b, const std::filesystem::path& file) {
-  DM_EXPECT(b.values.size() == 9, InputError,
-            "'" << file.string() << "' line " << b.first_line << ": block '" << b.title << "' has " << b.values.size()
-                << " numbers; expected a 3x3 matrix");
-  const auto& v = b.values;
-  DM_EXPECT(v[0] > 0 && v[4] > 0 && v[1] == 0 && v[3] == 0 && v[6] == 0 && v[7] == 0 && v[8] == 1, InputError,
-            "'" << file.string() << "' line " << b.first_line << ": block '" << b.title
-                << "' is not a pinhole K matrix [fx 0 cx; 0 fy cy; 0 0 1]");
-  Intrinsics k;
-  k.fx = v[0];
-  k.cx = v[2];
-  k.fy = v[4];
-  k.cy = v[5];
-  return k;
+  return detail::pinhole_from_k(b.values, "'" + file.string() + "'",
+                                "line " + std::to_string(b.first_line) + ": block '" + b.title + "'");
 }
 
 }  // namespace
@@ -50,17 +39,8 @@ CameraGeometry read_apc_cam_info(const std::filesystem::path& file) {
     }
     DM_EXPECT(!blocks.empty(), InputError,
               "'" << file.string() << "' line " << lineno << ": numbers before any '#' block title");
-    std::istringstream ls(line);
-    ls.imbue(std::locale::classic());
-    std::string tok;
-    while (ls >> tok) {
-      std::istringstream ts(tok);
-      ts.imbue(std::locale::classic());
-      double x = 0;
-      DM_EXPECT((ts >> x) && ts.eof(), InputError,
-                "'" << file.string() << "' line " << lineno << ": '" << tok << "' is not a number");
-      blocks.back().values.push_back(x);
-    }
+    for (const detail::LineNumber& n : detail::line_numbers(line, "'" + file.string() + "'", lineno))
+      blocks.back().values.push_back(n.value);
   }
   auto find = [&](const char* key) -> const Block& {
     for (const Block& b : blocks)

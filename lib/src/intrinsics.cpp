@@ -6,6 +6,7 @@
 
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
+#include "detail/text_numbers.h"
 
 namespace depthmask {
 
@@ -20,30 +21,11 @@ Intrinsics read_intrinsics_k_text(const std::filesystem::path& file) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     for (char& ch : line)
       if (ch == ',' || ch == '[' || ch == ']' || ch == ';') ch = ' ';
-    std::istringstream ls(line);
-    ls.imbue(std::locale::classic());
-    std::string tok;
-    while (ls >> tok) {
-      std::istringstream ts(tok);
-      ts.imbue(std::locale::classic());
-      double x = 0;
-      DM_EXPECT((ts >> x) && ts.eof(), InputError,
-                "intrinsics file '" << file.string() << "' line " << lineno << ": '" << tok
-                                    << "' is not a number; expected a 3x3 row-major K matrix");
-      v.push_back(x);
-    }
+    for (const detail::LineNumber& n : detail::line_numbers(line, "intrinsics file '" + file.string() + "'", lineno,
+                                                            "; expected a 3x3 row-major K matrix"))
+      v.push_back(n.value);
   }
-  DM_EXPECT(v.size() == 9, InputError,
-            "intrinsics file '" << file.string() << "': expected 9 numbers (a 3x3 row-major K matrix), found " << v.size());
-  Intrinsics k;
-  k.fx = v[0];
-  k.cx = v[2];
-  k.fy = v[4];
-  k.cy = v[5];
-  DM_EXPECT(k.fx > 0 && k.fy > 0 && v[1] == 0 && v[3] == 0 && v[6] == 0 && v[7] == 0 && v[8] == 1, InputError,
-            "intrinsics file '" << file.string()
-                                << "': not a pinhole K matrix [fx 0 cx; 0 fy cy; 0 0 1] with positive fx and fy");
-  return k;
+  return detail::pinhole_from_k(v, "intrinsics file '" + file.string() + "'", "");
 }
 
 Intrinsics read_intrinsics_file(const std::filesystem::path& file) {

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "depthmask/errors.h"
+#include "detail/text_numbers.h"
 #include "layouts/readers.h"
 
 namespace fs = std::filesystem;
@@ -64,16 +65,8 @@ double read_thresh_file(const fs::path& file) {
   while (std::getline(in, line)) {
     ++lineno;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream ls(line);
-    ls.imbue(std::locale::classic());
-    std::string tok;
-    while (ls >> tok) {
-      std::istringstream ts(tok);
-      ts.imbue(std::locale::classic());
-      double x = 0;
-      DM_EXPECT((ts >> x) && ts.eof(), InputError,
-                "threshold file '" << file.string() << "' line " << lineno << ": '" << tok
-                                   << "' is not a number; expected one threshold in [0, 1]");
+    for (const auto& [tok, x] : detail::line_numbers(line, "threshold file '" + file.string() + "'", lineno,
+                                                     "; expected one threshold in [0, 1]")) {
       DM_EXPECT(!value, InputError,
                 "threshold file '" << file.string() << "' line " << lineno << ": a second number '" << tok
                                    << "'; expected one threshold in [0, 1]");

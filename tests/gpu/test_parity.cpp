@@ -3,23 +3,19 @@
 // 16-bit masks, every mask rule and invalid value, and ROI / pitched inputs. Skips without a GPU.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
 #include <limits>
 #include <opencv2/core.hpp>
 #include <random>
 #include <tuple>
 
-#if DEPTHMASK_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 #include "depthmask/backend.h"
 #include "depthmask/frame.h"
 #include "depthmask/kernels/mask_kernel.h"
+#include "gpu_test_support.h"
 #include "test_support.h"
 
 namespace dm = depthmask;
+using dmtest::same_pixels;
 
 namespace {
 
@@ -81,52 +77,6 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
   return m;
 }
 
-// Exact equality; two NaNs are equal (their payloads may differ).
-::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat& got) {
-  if (gold.size() != got.size() || gold.type() != got.type())
-    return ::testing::AssertionFailure() << "size/type differ";
-  for (int y = 0; y < gold.rows; ++y)
-    for (int x = 0; x < gold.cols; ++x) {
-      const float a = gold.at<float>(y, x), b = got.at<float>(y, x);
-      if (std::isnan(a) && std::isnan(b)) continue;
-      if (std::memcmp(&a, &b, sizeof a) != 0)
-        return ::testing::AssertionFailure() << "pixel (" << x << ", " << y << "): cpu " << a << " gpu " << b;
-    }
-  return ::testing::AssertionSuccess();
-}
-
-[[maybe_unused]] cv::Mat cpu_gold(const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams& p) {
-  cv::Mat out(depth.size(), CV_32FC1, cv::Scalar(777.0f));
-  dm::MaskJob job;
-  job.depth = depth.data, job.depth_step = depth.step[0];
-  job.depth_type = depth.type() == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
-  job.mask = mask.data, job.mask_step = mask.step[0];
-  job.mask_type = mask.type() == CV_8UC1 ? dm::MaskType::U8 : dm::MaskType::U16;
-  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = depth.rows, job.cols = depth.cols;
-  dm::mask_cpu(job, p);
-  return out;
-}
-
-#if DEPTHMASK_HAVE_CUDA
-// A pitched device image holding `src` at offset (ox, oy) of a larger allocation: an ROI with a row
-// step that is neither the width nor the allocation's natural pitch.
-struct DeviceImage {
-  void* base = nullptr;
-  size_t pitch = 0;
-  char* roi = nullptr;
-  DeviceImage(const cv::Mat& src, int ox, int oy, int pad_cols, int pad_rows) {
-    const size_t es = src.elemSize();
-    EXPECT_EQ(cudaMallocPitch(&base, &pitch, (src.cols + ox + pad_cols) * es, src.rows + oy + pad_rows), cudaSuccess);
-    EXPECT_EQ(cudaMemset2D(base, pitch, 0x5A, (src.cols + ox + pad_cols) * es, src.rows + oy + pad_rows), cudaSuccess);
-    roi = static_cast<char*>(base) + oy * pitch + ox * es;
-    EXPECT_EQ(cudaMemcpy2D(roi, pitch, src.data, src.step[0], src.cols * es, src.rows, cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceImage() { cudaFree(base); }
-  DeviceImage(const DeviceImage&) = delete;
-  DeviceImage& operator=(const DeviceImage&) = delete;
-};
-#endif
-
 using ParityParam = std::tuple<cv::Size, int /*depth type*/, int /*mask type*/, bool /*roi*/>;
 
 class KernelParity : public ::testing::TestWithParam<ParityParam> {};
@@ -148,30 +98,27 @@ TEST_P(KernelParity, GpuEqualsCpuExactly) {
 
   for (const Rule& rule : rules()) {
     SCOPED_TRACE(rule.name);
-    const cv::Mat gold = cpu_gold(depth, mask, rule.params);
-    DeviceImage d(depth, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, 0);
-    DeviceImage m(mask, roi ? 1 : 0, roi ? 4 : 0, roi ? 17 : 0, 0);
-    cv::Mat zero(size, CV_32FC1, cv::Scalar(0));
-    DeviceImage o(zero, roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, 0);
+    const cv::Mat gold = dmtest::mask_cpu_gold(depth, mask, rule.params);
+    const dmtest::DeviceImage d(depth, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, 0);
+    const dmtest::DeviceImage m(mask, roi ? 1 : 0, roi ? 4 : 0, roi ? 17 : 0, 0);
+    const dmtest::DeviceImage o(cv::Mat(size, CV_32FC1, cv::Scalar(0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, 0);
     dm::MaskJob job;
-    job.depth = d.roi, job.depth_step = d.pitch;
+    job.depth = d.roi(), job.depth_step = d.pitch();
     job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
-    job.mask = m.roi, job.mask_step = m.pitch;
+    job.mask = m.roi(), job.mask_step = m.pitch();
     job.mask_type = mtype == CV_8UC1 ? dm::MaskType::U8 : dm::MaskType::U16;
-    job.out = reinterpret_cast<float*>(o.roi), job.out_step = o.pitch;
+    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
     job.rows = size.height, job.cols = size.width;
     dm::launch_mask(job, rule.params, nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     cv::Mat got(size, CV_32FC1);
-    ASSERT_EQ(cudaMemcpy2D(got.data, got.step[0], o.roi, o.pitch, size.width * sizeof(float), size.height,
-                           cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    ASSERT_EQ(o.download(got), cudaSuccess);
     EXPECT_TRUE(same_pixels(gold, got));
     if (roi) {
       // Nothing outside the ROI was written: the padding around it still holds the 0x5A fill.
       const size_t es = sizeof(float);
-      std::vector<uint8_t> row(o.pitch);
-      ASSERT_EQ(cudaMemcpy(row.data(), static_cast<char*>(o.base) + 3 * o.pitch, o.pitch, cudaMemcpyDeviceToHost), cudaSuccess);
+      std::vector<uint8_t> row;
+      ASSERT_EQ(o.read_row(3, row), cudaSuccess);
       for (size_t b = 0; b < 2 * es; ++b) EXPECT_EQ(row[b], 0x5A) << "left padding byte " << b;
       for (size_t b = (2 + size.width) * es; b < (2 + size.width + 3) * es; ++b) EXPECT_EQ(row[b], 0x5A) << "right padding byte " << b;
     }

@@ -17,19 +17,17 @@
 #include <utility>
 #include <vector>
 
-#if DEPTHMASK_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 #include "depthmask/backend.h"
 #include "depthmask/frame.h"
 #include "depthmask/geometry.h"
 #include "depthmask/kernels/register.h"
 #include "depthmask/registration.h"
+#include "gpu_test_support.h"
 #include "register_support.h"
 #include "test_support.h"
 
 namespace dm = depthmask;
+using dmtest::same_pixels;
 
 namespace {
 
@@ -86,92 +84,6 @@ std::vector<dm::CameraGeometry> geometries(cv::Size depth, cv::Size target) {
   return gs;
 }
 
-// Exact equality; two NaNs are equal (their payloads may differ).
-::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat& got) {
-  if (gold.size() != got.size() || gold.type() != got.type()) return ::testing::AssertionFailure() << "size/type differ";
-  for (int y = 0; y < gold.rows; ++y)
-    for (int x = 0; x < gold.cols; ++x) {
-      const float a = gold.at<float>(y, x), b = got.at<float>(y, x);
-      if (std::isnan(a) && std::isnan(b)) continue;
-      if (std::memcmp(&a, &b, sizeof a) != 0)
-        return ::testing::AssertionFailure() << "pixel (" << x << ", " << y << "): cpu " << a << " gpu " << b;
-    }
-  return ::testing::AssertionSuccess();
-}
-
-#if DEPTHMASK_HAVE_CUDA
-#define DM_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
-
-// A pitched device image whose ROI starts at (ox, oy) of a larger allocation filled with 0x5A: the
-// row step is neither the width nor the allocation's natural pitch, and writes outside the ROI show.
-class DevImage {
- public:
-  DevImage(cv::Size size, size_t elem, int ox, int oy, int pad_cols, int pad_rows)
-      : size_(size), elem_(elem), ox_(ox), oy_(oy),
-        width_bytes_(static_cast<size_t>(size.width + ox + pad_cols) * elem), height_(size.height + oy + pad_rows) {
-    status_ = cudaMallocPitch(&base_, &pitch_, width_bytes_, static_cast<size_t>(height_));
-    if (status_ == cudaSuccess) status_ = cudaMemset2D(base_, pitch_, 0x5A, width_bytes_, static_cast<size_t>(height_));
-  }
-  ~DevImage() {
-    if (base_) (void)cudaFree(base_);
-  }
-  DevImage(const DevImage&) = delete;
-  DevImage& operator=(const DevImage&) = delete;
-
-  cudaError_t status() const { return status_; }
-  size_t pitch() const { return pitch_; }
-  void* roi() const { return static_cast<char*>(base_) + static_cast<size_t>(oy_) * pitch_ + static_cast<size_t>(ox_) * elem_; }
-  cudaError_t upload(const cv::Mat& m) const {
-    return cudaMemcpy2D(roi(), pitch_, m.data, m.step[0], static_cast<size_t>(size_.width) * elem_,
-                        static_cast<size_t>(size_.height), cudaMemcpyHostToDevice);
-  }
-  cudaError_t download(cv::Mat& m) const {
-    return cudaMemcpy2D(m.data, m.step[0], roi(), pitch_, static_cast<size_t>(size_.width) * elem_,
-                        static_cast<size_t>(size_.height), cudaMemcpyDeviceToHost);
-  }
-  // Counts the bytes outside the ROI that no longer hold the 0x5A fill; -1 when the copy fails.
-  long long padding_changes() const {
-    std::vector<unsigned char> all(pitch_ * static_cast<size_t>(height_));
-    if (cudaMemcpy(all.data(), base_, all.size(), cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
-    long long n = 0;
-    const size_t x0 = static_cast<size_t>(ox_) * elem_, x1 = x0 + static_cast<size_t>(size_.width) * elem_;
-    for (int y = 0; y < height_; ++y)
-      for (size_t b = 0; b < width_bytes_; ++b) {
-        const bool inside = y >= oy_ && y < oy_ + size_.height && b >= x0 && b < x1;
-        if (!inside && all[static_cast<size_t>(y) * pitch_ + b] != 0x5A) ++n;
-      }
-    return n;
-  }
-
- private:
-  cv::Size size_;
-  size_t elem_;
-  int ox_, oy_;
-  size_t width_bytes_;
-  int height_;
-  void* base_ = nullptr;
-  size_t pitch_ = 0;
-  cudaError_t status_ = cudaErrorUnknown;
-};
-
-// An owned non-default stream: the launchers must use the one they are given.
-class Stream {
- public:
-  Stream() { status_ = cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking); }
-  ~Stream() {
-    if (s_) (void)cudaStreamDestroy(s_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-  cudaError_t status() const { return status_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-  cudaError_t status_ = cudaErrorUnknown;
-};
-#endif
-
 using ParityParam = std::tuple<std::pair<cv::Size, cv::Size> /*depth, target*/, int /*depth type*/, Op, bool /*roi*/>;
 
 class RegisterParity : public ::testing::TestWithParam<ParityParam> {};
@@ -211,7 +123,7 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     variants.back().proj.max_footprint = 100;
   }
 
-  Stream stream;
+  const dmtest::TestStream stream;
   DM_CUDA_OK(stream.status());
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.name);
@@ -220,8 +132,8 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     if (op == Op::Resample) dm::resample_cpu(host, v.map, dm::decode_with_scale(scale));
     else dm::reproject_cpu(host, v.proj, dm::decode_with_scale(scale));
 
-    DevImage d(dsize, es, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, roi ? 2 : 0);
-    DevImage o(tsize, sizeof(float), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, roi ? 1 : 0);
+    const dmtest::DeviceImage d(dsize, es, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, roi ? 2 : 0);
+    const dmtest::DeviceImage o(tsize, sizeof(float), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, roi ? 1 : 0);
     DM_CUDA_OK(d.status());
     DM_CUDA_OK(o.status());
     DM_CUDA_OK(d.upload(depth));
@@ -232,7 +144,7 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     job.depth = d.roi(), job.depth_step = d.pitch();
     job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
     job.depth_rows = dsize.height, job.depth_cols = dsize.width;
-    job.out = static_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
     job.out_rows = tsize.height, job.out_cols = tsize.width;
     if (op == Op::Resample) dm::launch_resample(job, v.map, dm::decode_with_scale(scale), stream.get());
     else dm::launch_reproject(job, v.proj, dm::decode_with_scale(scale), stream.get());
@@ -320,7 +232,7 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
   const dm::CameraGeometry g = dm::read_apc_cam_info(scene / "cam.info.txt");
   const dm::ReprojectParams params = dm::reproject_params(g);
   const dm::DepthDecode decode = dm::decode_with_scale(dmtest::kApcScale);
-  Stream stream;
+  const dmtest::TestStream stream;
   DM_CUDA_OK(stream.status());
   for (int i = 0; i < dmtest::kApcFrames; ++i) {
     const std::string id = dmtest::apc_id(i);
@@ -329,8 +241,8 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
     cv::Mat gold(pair.vendor_m.size(), CV_32FC1);
     dm::reproject_cpu(dmtest::register_job(pair.raw_decoded, gold), params, decode);
 
-    DevImage d(pair.raw_decoded.size(), sizeof(uint16_t), 0, 0, 0, 0);
-    DevImage o(pair.vendor_m.size(), sizeof(float), 0, 0, 0, 0);
+    const dmtest::DeviceImage d(pair.raw_decoded.size(), sizeof(uint16_t), 0, 0, 0, 0);
+    const dmtest::DeviceImage o(pair.vendor_m.size(), sizeof(float), 0, 0, 0, 0);
     DM_CUDA_OK(d.status());
     DM_CUDA_OK(o.status());
     DM_CUDA_OK(d.upload(pair.raw_decoded));
@@ -338,7 +250,7 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
     dm::RegisterJob job;
     job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::U16;
     job.depth_rows = pair.raw_decoded.rows, job.depth_cols = pair.raw_decoded.cols;
-    job.out = static_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
     job.out_rows = gold.rows, job.out_cols = gold.cols;
     dm::launch_reproject(job, params, decode, stream.get());
     DM_CUDA_OK(cudaStreamSynchronize(stream.get()));
@@ -365,15 +277,15 @@ TEST(ResampleIndexParity, GpuReadsTheSameSourcePixelAsTheCpu) {
     SCOPED_TRACE(::testing::Message() << "map ax " << map.ax << " bx " << map.bx << " ay " << map.ay << " by " << map.by);
     cv::Mat gold(tsize, CV_32FC1, cv::Scalar(-7.0f));
     dm::resample_cpu(dmtest::register_job(depth, gold), map, dm::decode_with_scale(0.001f));
-    DevImage d(dsize, sizeof(float), 0, 0, 0, 0);
-    DevImage o(tsize, sizeof(float), 0, 0, 0, 0);
+    const dmtest::DeviceImage d(dsize, sizeof(float), 0, 0, 0, 0);
+    const dmtest::DeviceImage o(tsize, sizeof(float), 0, 0, 0, 0);
     DM_CUDA_OK(d.status());
     DM_CUDA_OK(o.status());
     DM_CUDA_OK(d.upload(depth));
     dm::RegisterJob job;
     job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::F32;
     job.depth_rows = dsize.height, job.depth_cols = dsize.width;
-    job.out = static_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
     job.out_rows = tsize.height, job.out_cols = tsize.width;
     dm::launch_resample(job, map, dm::decode_with_scale(0.001f), nullptr);
     DM_CUDA_OK(cudaDeviceSynchronize());

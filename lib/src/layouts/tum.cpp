@@ -22,6 +22,7 @@
 #include <system_error>
 
 #include "depthmask/errors.h"
+#include "detail/text_numbers.h"
 #include "layouts/readers.h"
 
 namespace fs = std::filesystem;
@@ -54,10 +55,8 @@ std::vector<TumEntry> read_list(const fs::path& file) {
     DM_EXPECT(
         !name.empty() && !(ls >> extra), InputError,
         "TUM list '" << file.string() << "' line " << lineno << ": '" << line << "'; expected 'timestamp filename'");
-    std::istringstream tss(ts);
-    tss.imbue(std::locale::classic());
     double t = 0;
-    DM_EXPECT((tss >> t) && tss.eof() && std::isfinite(t) && t >= 0, InputError,
+    DM_EXPECT(detail::parse_number(ts, t) && std::isfinite(t) && t >= 0, InputError,
               "TUM list '" << file.string() << "' line " << lineno << ": timestamp '" << ts
                            << "' is not a number; expected seconds such as 1305031102.175304");
     if (!out.empty())

@@ -1,0 +1,149 @@
+// Helpers for the GPU parity tests: the exact comparison with the CPU gold, the CPU masking gold,
+// and (with CUDA) pitched ROI device images with a 0x5A fill around the ROI and an owned
+// non-blocking stream.
+//
+// Ordering: the device images' fill (cudaMemset2D) and uploads (cudaMemcpy2D) run on the legacy
+// default stream, which does not order with a non-blocking stream (and a pageable copy may return
+// before its DMA lands). Call cudaDeviceSynchronize() after them before launching on a
+// non-blocking stream; the constructor that uploads a cv::Mat does so itself.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <opencv2/core.hpp>
+#include <vector>
+
+#if DEPTHMASK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "depthmask/kernels/mask_kernel.h"
+
+namespace dmtest {
+
+// Exact equality of two CV_32FC1 images; two NaNs are equal (their payloads may differ).
+inline ::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat& got) {
+  if (gold.size() != got.size() || gold.type() != got.type()) return ::testing::AssertionFailure() << "size/type differ";
+  for (int y = 0; y < gold.rows; ++y)
+    for (int x = 0; x < gold.cols; ++x) {
+      const float a = gold.at<float>(y, x), b = got.at<float>(y, x);
+      if (std::isnan(a) && std::isnan(b)) continue;
+      if (std::memcmp(&a, &b, sizeof a) != 0)
+        return ::testing::AssertionFailure() << "pixel (" << x << ", " << y << "): cpu " << a << " gpu " << b;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+// The CPU loop's masked depth (the gold) for host `depth` and `mask` (their steps respected); the
+// output starts as 777 so a pixel the loop skips shows.
+inline cv::Mat mask_cpu_gold(const cv::Mat& depth, const cv::Mat& mask, const depthmask::MaskParams& p) {
+  cv::Mat out(depth.size(), CV_32FC1, cv::Scalar(777.0f));
+  depthmask::MaskJob job;
+  job.depth = depth.data, job.depth_step = depth.step[0];
+  job.depth_type = depth.type() == CV_16UC1 ? depthmask::DepthType::U16 : depthmask::DepthType::F32;
+  job.mask = mask.data, job.mask_step = mask.step[0];
+  job.mask_type = mask.type() == CV_8UC1 ? depthmask::MaskType::U8 : depthmask::MaskType::U16;
+  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = depth.rows, job.cols = depth.cols;
+  depthmask::mask_cpu(job, p);
+  return out;
+}
+
+#if DEPTHMASK_HAVE_CUDA
+#define DM_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+// A pitched device image whose ROI (`size` pixels of `elem` bytes) starts at (ox, oy) of a larger
+// allocation filled with 0x5A: the row step is neither the width nor the allocation's natural pitch,
+// and writes outside the ROI show.
+class DeviceImage {
+ public:
+  DeviceImage(cv::Size size, size_t elem, int ox, int oy, int pad_cols, int pad_rows)
+      : size_(size), elem_(elem), ox_(ox), oy_(oy),
+        width_bytes_(static_cast<size_t>(size.width + ox + pad_cols) * elem), height_(size.height + oy + pad_rows) {
+    status_ = cudaMallocPitch(&base_, &pitch_, width_bytes_, static_cast<size_t>(height_));
+    if (status_ == cudaSuccess) status_ = cudaMemset2D(base_, pitch_, 0x5A, width_bytes_, static_cast<size_t>(height_));
+  }
+  // The same holding `src` in its ROI, and waited for (see the ordering note at the top).
+  DeviceImage(const cv::Mat& src, int ox, int oy, int pad_cols, int pad_rows)
+      : DeviceImage(src.size(), src.elemSize(), ox, oy, pad_cols, pad_rows) {
+    EXPECT_EQ(status_, cudaSuccess);
+    EXPECT_EQ(upload(src), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  ~DeviceImage() {
+    if (base_) (void)cudaFree(base_);
+  }
+  DeviceImage(const DeviceImage&) = delete;
+  DeviceImage& operator=(const DeviceImage&) = delete;
+
+  cudaError_t status() const { return status_; }
+  size_t pitch() const { return pitch_; }
+  char* base() const { return static_cast<char*>(base_); }
+  char* roi() const { return base() + static_cast<size_t>(oy_) * pitch_ + static_cast<size_t>(ox_) * elem_; }
+
+  cudaError_t upload(const cv::Mat& m) const {
+    return cudaMemcpy2D(roi(), pitch_, m.data, m.step[0], static_cast<size_t>(size_.width) * elem_,
+                        static_cast<size_t>(size_.height), cudaMemcpyHostToDevice);
+  }
+  cudaError_t download(cv::Mat& m) const {
+    return cudaMemcpy2D(m.data, m.step[0], roi(), pitch_, static_cast<size_t>(size_.width) * elem_,
+                        static_cast<size_t>(size_.height), cudaMemcpyDeviceToHost);
+  }
+  // Row `y` of the allocation, all `pitch()` bytes of it.
+  cudaError_t read_row(int y, std::vector<uint8_t>& row) const {
+    row.resize(pitch_);
+    return cudaMemcpy(row.data(), base() + static_cast<size_t>(y) * pitch_, pitch_, cudaMemcpyDeviceToHost);
+  }
+  // How many bytes of the allocated width lie outside the ROI.
+  size_t padding_bytes() const {
+    return width_bytes_ * static_cast<size_t>(height_) -
+           static_cast<size_t>(size_.width) * elem_ * static_cast<size_t>(size_.height);
+  }
+  // Counts the bytes outside the ROI that no longer hold the 0x5A fill; -1 when the copy fails.
+  long long padding_changes() const {
+    std::vector<unsigned char> all(pitch_ * static_cast<size_t>(height_));
+    if (cudaMemcpy(all.data(), base_, all.size(), cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
+    long long n = 0;
+    const size_t x0 = static_cast<size_t>(ox_) * elem_, x1 = x0 + static_cast<size_t>(size_.width) * elem_;
+    for (int y = 0; y < height_; ++y)
+      for (size_t b = 0; b < width_bytes_; ++b) {
+        const bool inside = y >= oy_ && y < oy_ + size_.height && b >= x0 && b < x1;
+        if (!inside && all[static_cast<size_t>(y) * pitch_ + b] != 0x5A) ++n;
+      }
+    return n;
+  }
+
+ private:
+  cv::Size size_;
+  size_t elem_;
+  int ox_, oy_;
+  size_t width_bytes_;
+  int height_;
+  void* base_ = nullptr;
+  size_t pitch_ = 0;
+  cudaError_t status_ = cudaErrorUnknown;
+};
+
+// An owned non-blocking stream: the launchers must use the one they are given. Work queued on the
+// legacy default stream is not ordered with it (see the ordering note at the top).
+class TestStream {
+ public:
+  TestStream() { status_ = cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking); }
+  ~TestStream() {
+    if (s_) (void)cudaStreamDestroy(s_);
+  }
+  TestStream(const TestStream&) = delete;
+  TestStream& operator=(const TestStream&) = delete;
+  cudaStream_t get() const { return s_; }
+  cudaError_t status() const { return status_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+  cudaError_t status_ = cudaErrorUnknown;
+};
+#endif
+
+}  // namespace dmtest
