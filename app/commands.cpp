@@ -9,6 +9,7 @@
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
+#include "depthmask/layouts.h"
 #include "depthmask/logging.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
@@ -51,7 +52,14 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   const Config c = effective_config(o.config, o.sets, flags);
   setup_logging(c.logging.level);
   if (o.print_config) {
-    std::cout << to_yaml(c);
+    // What the run would use: with the detected layout's defaults filled in when the input folder can
+    // be read; otherwise the configuration as given, and why.
+    try {
+      const ResolvedInput in = resolve_input(c);
+      std::cout << "# input.layout " << to_string(in.layout) << ": " << in.reason << "\n" << to_yaml(in.config);
+    } catch (const Error& e) {
+      std::cout << "# input not resolved (" << e.what() << "): layout defaults not applied\n" << to_yaml(c);
+    }
     return kOk;
   }
 
@@ -110,6 +118,15 @@ int cmd_info(const InfoOptions& o) {
     std::printf("  concurrentManagedAccess %s\n", yes_no(d.concurrent_managed_access).c_str());
     std::printf("  pageableMemoryAccess    %s\n", yes_no(d.pageable_memory_access).c_str());
     std::printf("  memory                  %s free of %s\n", gib(d.free_bytes).c_str(), gib(d.total_bytes).c_str());
+  }
+  if (c.is_explicit("input.root")) {
+    try {
+      const ResolvedInput in = resolve_input(c);
+      std::printf("input: %s, layout %s (%s), %zu frame(s)\n", c.input.root.string().c_str(),
+                  std::string(to_string(in.layout)).c_str(), in.reason.c_str(), in.listing.frames.size());
+    } catch (const Error& e) {
+      std::printf("input: %s cannot be read: %s\n", c.input.root.string().c_str(), e.what());
+    }
   }
   BackendConfig autoreq = c.backend;
   autoreq.kind = BackendKind::Auto;

@@ -224,3 +224,33 @@ TEST(CliLayouts, InputObjectOutsideApcIsAConfigError) {
 }
 
 }  // namespace
+
+TEST(CliLayouts, PrintConfigShowsTheDetectedLayoutsDefaults) {
+  TempDir tmp;
+  const fs::path root = tmp / "scene";
+  dmfix::write_apc(root);
+  auto r = run_layout(root, tmp / "out", "--print-config");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "# input.layout apc: found cam.info.txt")) << r.output;
+  EXPECT_TRUE(contains(r.output, "encoding: apc")) << r.output;
+  EXPECT_TRUE(contains(r.output, "scale: 0.0001")) << r.output;
+  EXPECT_TRUE(contains(r.output, "segm/frame-{id}.segm.png")) << r.output;
+  // A key the user sets wins over the layout's default in the printed configuration too.
+  r = run_layout(root, tmp / "out", "--print-config --set depth.scale=0.001");
+  EXPECT_TRUE(contains(r.output, "scale: 0.001\n")) << r.output;
+  // Without a readable input folder the configuration is printed as given, with the reason.
+  r = run_depthmask("run --input " + q(tmp / "missing") + " --print-config");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "# input not resolved")) << r.output;
+  EXPECT_TRUE(contains(r.output, "layout: auto")) << r.output;
+}
+
+TEST(CliLayouts, InfoReportsTheInputsLayoutWhenOneIsConfigured) {
+  TempDir tmp;
+  const fs::path root = tmp / "scene";
+  dmfix::write_apc(root);
+  const auto r = run_depthmask("info --set input.root=" + q(root));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "layout apc (found cam.info.txt")) << r.output;
+  EXPECT_TRUE(contains(r.output, "frame(s)")) << r.output;
+}
