@@ -3,28 +3,22 @@
 
 #include "depthmask/detail/cuda_check.h"
 #include "depthmask/kernels/mask_kernel.h"
+#include "tiling.cuh"
 
 namespace depthmask {
 
 namespace {
 
-// A block of 32x8 threads covers a 32x32 tile, each thread walking 4 rows: warps read whole 32-pixel
-// row segments (coalesced), and a quarter as many threads as pixels amortise the index arithmetic.
-// Issue #4 measures the alternatives (32x32 threads, vector loads); this is the plain baseline.
-constexpr int kTile = 32;
-constexpr int kBlockRows = 8;
+// The shared 32x8-threads-per-32x32-tile shape (tiling.cuh). Issue #4 measures the alternatives
+// (32x32 threads, vector loads); this is the plain baseline.
+using tiling::kBlockRows;
+using tiling::kTile;
 
 template <class DepthT, class MaskT>
 __global__ void is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out,
                         MaskParams p) {
-  const int x = blockIdx.x * kTile + threadIdx.x;
-  if (x >= out.cols) return;
-  const int y0 = blockIdx.y * kTile + threadIdx.y;
-#pragma unroll
-  for (int k = 0; k < kTile; k += kBlockRows) {
-    const int y = y0 + k;
-    if (y < out.rows) out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p);
-  }
+  tiling::for_tile_pixels(out.rows, out.cols,
+                          [&](int x, int y) { out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p); });
 }
 
 // Erode, fused: the block's 32x32 output tile plus an n-pixel halo of mask-test results in shared
@@ -75,10 +69,9 @@ void launch_typed(const MaskJob& job, const MaskParams& p, cudaStream_t stream) 
   const ImageView<const DepthT> depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols};
   const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
   const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
-  const dim3 block(kTile, kBlockRows);
-  const dim3 grid((job.cols + kTile - 1) / kTile, (job.rows + kTile - 1) / kTile);
-  if (p.erode > 0) is_mask_eroded<DepthT, MaskT><<<grid, block, 0, stream>>>(depth, mask, out, p);
-  else is_mask<DepthT, MaskT><<<grid, block, 0, stream>>>(depth, mask, out, p);
+  const dim3 grid = tiling::grid(job.rows, job.cols);
+  if (p.erode > 0) is_mask_eroded<DepthT, MaskT><<<grid, tiling::block(), 0, stream>>>(depth, mask, out, p);
+  else is_mask<DepthT, MaskT><<<grid, tiling::block(), 0, stream>>>(depth, mask, out, p);
   DM_CUDA(cudaGetLastError());
 }
 
@@ -90,8 +83,7 @@ void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stre
   validate(job);
   validate(params);
   if (job.rows == 0 || job.cols == 0) return;
-  DM_EXPECT(job.rows <= 65535 * kTile, std::invalid_argument,
-            "mask job: " << job.rows << " rows exceed the kernel's grid limit of " << 65535 * kTile);
+  tiling::check_rows("mask job", job.rows);
   const bool d16 = job.depth_type == DepthType::U16;
   const bool m8 = job.mask_type == MaskType::U8;
   if (d16 && m8) launch_typed<uint16_t, uint8_t>(job, params, stream);

@@ -4,80 +4,46 @@
 
 #include "depthmask/detail/cuda_check.h"
 #include "depthmask/kernels/register.h"
+#include "tiling.cuh"
 
 namespace depthmask {
 
 namespace {
 
-constexpr int kTile = 32;
-constexpr int kBlockRows = 8;
-
 template <class DepthT>
 __global__ void resample_kernel(ImageView<const DepthT> src, ImageView<float> out, ResampleMap m, DepthDecode d) {
-  const int x = blockIdx.x * kTile + threadIdx.x;
-  if (x >= out.cols) return;
-  const int y0 = blockIdx.y * kTile + threadIdx.y;
-#pragma unroll
-  for (int k = 0; k < kTile; k += kBlockRows) {
-    const int y = y0 + k;
-    if (y < out.rows) out.row(y)[x] = resample_pixel(src, x, y, m, d);
-  }
+  tiling::for_tile_pixels(out.rows, out.cols, [&](int x, int y) { out.row(y)[x] = resample_pixel(src, x, y, m, d); });
 }
 
 // Every target pixel starts as +inf ("nothing yet"), the z-buffer's neutral element.
 __global__ void zbuffer_clear(ImageView<float> out) {
-  const int x = blockIdx.x * kTile + threadIdx.x;
-  if (x >= out.cols) return;
-  const int y0 = blockIdx.y * kTile + threadIdx.y;
-#pragma unroll
-  for (int k = 0; k < kTile; k += kBlockRows) {
-    const int y = y0 + k;
-    if (y < out.rows) out.row(y)[x] = __uint_as_float(kZBufferEmpty);
-  }
+  tiling::for_tile_pixels(out.rows, out.cols, [&](int x, int y) { out.row(y)[x] = __uint_as_float(kZBufferEmpty); });
 }
 
 // One thread per source (depth) pixel. Written z values are positive and finite, so an unsigned
 // atomicMin on the bit pattern is a float min; the result does not depend on the order of arrival.
 template <class DepthT>
 __global__ void reproject_kernel(ImageView<const DepthT> src, ImageView<float> out, ReprojectParams p, DepthDecode d) {
-  const int u = blockIdx.x * kTile + threadIdx.x;
-  if (u >= src.cols) return;
-  const int v0 = blockIdx.y * kTile + threadIdx.y;
-  for (int k = 0; k < kTile; k += kBlockRows) {
-    const int v = v0 + k;
-    if (v >= src.rows) break;
+  tiling::for_tile_pixels(src.rows, src.cols, [&](int u, int v) {
     const Splat s = reproject_splat(u, v, decode_depth_m(src.row(v)[u], d), out.cols, out.rows, p);
-    if (!s.valid) continue;
+    if (!s.valid) return;
     const unsigned int bits = __float_as_uint(s.z);
     for (int y = s.y0; y <= s.y1; ++y) {
       unsigned int* o = reinterpret_cast<unsigned int*>(out.row(y));
       for (int x = s.x0; x <= s.x1; ++x) atomicMin(o + x, bits);
     }
-  }
+  });
 }
 
 // Target pixels no depth pixel reached hold +inf: they become 0, "no depth".
 __global__ void zbuffer_finish(ImageView<float> out) {
-  const int x = blockIdx.x * kTile + threadIdx.x;
-  if (x >= out.cols) return;
-  const int y0 = blockIdx.y * kTile + threadIdx.y;
-#pragma unroll
-  for (int k = 0; k < kTile; k += kBlockRows) {
-    const int y = y0 + k;
-    if (y < out.rows) {
-      float* o = out.row(y) + x;
-      if (__float_as_uint(*o) == kZBufferEmpty) *o = 0.0f;
-    }
-  }
+  tiling::for_tile_pixels(out.rows, out.cols, [&](int x, int y) {
+    float* o = out.row(y) + x;
+    if (__float_as_uint(*o) == kZBufferEmpty) *o = 0.0f;
+  });
 }
 
-dim3 grid_for(int rows, int cols) { return dim3((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile); }
-
-void check_grid(const char* what, int rows) {
-  DM_EXPECT(rows <= 65535 * kTile, std::invalid_argument,
-            "registration job: " << what << " has " << rows << " rows, more than the kernels' grid limit of "
-                                 << 65535 * kTile);
-}
+using tiling::grid;
 
 ImageView<float> target_view(const RegisterJob& job) { return {job.out, job.out_step, job.out_rows, job.out_cols}; }
 
@@ -91,13 +57,13 @@ ImageView<const DepthT> source_view(const RegisterJob& job) {
 void launch_resample(const RegisterJob& job, const ResampleMap& map, const DepthDecode& decode, CUstream_st* stream) {
   validate(job);
   if (job.out_rows == 0 || job.out_cols == 0) return;
-  check_grid("the target", job.out_rows);
-  const dim3 block(kTile, kBlockRows);
+  tiling::check_rows("registration job: the target", job.out_rows);
+  const dim3 block = tiling::block();
   if (job.depth_type == DepthType::U16)
-    resample_kernel<uint16_t><<<grid_for(job.out_rows, job.out_cols), block, 0, stream>>>(source_view<uint16_t>(job),
+    resample_kernel<uint16_t><<<grid(job.out_rows, job.out_cols), block, 0, stream>>>(source_view<uint16_t>(job),
                                                                                           target_view(job), map, decode);
   else
-    resample_kernel<float><<<grid_for(job.out_rows, job.out_cols), block, 0, stream>>>(source_view<float>(job),
+    resample_kernel<float><<<grid(job.out_rows, job.out_cols), block, 0, stream>>>(source_view<float>(job),
                                                                                        target_view(job), map, decode);
   DM_CUDA(cudaGetLastError());
 }
@@ -106,21 +72,21 @@ void launch_reproject(const RegisterJob& job, const ReprojectParams& params, con
                       CUstream_st* stream) {
   validate(job);
   if (job.out_rows == 0 || job.out_cols == 0) return;
-  check_grid("the target", job.out_rows);
-  check_grid("the depth image", job.depth_rows);
-  const dim3 block(kTile, kBlockRows);
+  tiling::check_rows("registration job: the target", job.out_rows);
+  tiling::check_rows("registration job: the depth image", job.depth_rows);
+  const dim3 block = tiling::block();
   const ImageView<float> out = target_view(job);
-  zbuffer_clear<<<grid_for(job.out_rows, job.out_cols), block, 0, stream>>>(out);
+  zbuffer_clear<<<grid(job.out_rows, job.out_cols), block, 0, stream>>>(out);
   DM_CUDA(cudaGetLastError());
   if (job.depth_rows > 0 && job.depth_cols > 0) {
-    const dim3 grid = grid_for(job.depth_rows, job.depth_cols);
+    const dim3 depth_grid = grid(job.depth_rows, job.depth_cols);
     if (job.depth_type == DepthType::U16)
-      reproject_kernel<uint16_t><<<grid, block, 0, stream>>>(source_view<uint16_t>(job), out, params, decode);
+      reproject_kernel<uint16_t><<<depth_grid, block, 0, stream>>>(source_view<uint16_t>(job), out, params, decode);
     else
-      reproject_kernel<float><<<grid, block, 0, stream>>>(source_view<float>(job), out, params, decode);
+      reproject_kernel<float><<<depth_grid, block, 0, stream>>>(source_view<float>(job), out, params, decode);
     DM_CUDA(cudaGetLastError());
   }
-  zbuffer_finish<<<grid_for(job.out_rows, job.out_cols), block, 0, stream>>>(out);
+  zbuffer_finish<<<grid(job.out_rows, job.out_cols), block, 0, stream>>>(out);
   DM_CUDA(cudaGetLastError());
 }
 

@@ -121,7 +121,7 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
   return m;
 }
 
-using KindParam = std::tuple<cv::Size, int /*depth type*/, int /*mask type*/, bool /*roi*/>;
+using KindParam = dmtest::MaskParityParam;
 
 class MaskKindsParity : public ::testing::TestWithParam<KindParam> {};
 
@@ -192,21 +192,7 @@ TEST_P(MaskKindsParity, GpuEqualsCpuExactly) {
 #endif
 }
 
-namespace {
-std::string kind_name(const ::testing::TestParamInfo<KindParam>& i) {
-  const auto [size, dtype, mtype, roi] = i.param;
-  return std::to_string(size.width) + "x" + std::to_string(size.height) + (dtype == CV_16UC1 ? "_d16" : "_f32") +
-         (mtype == CV_8UC1 ? "_m8" : "_m16") + (roi ? "_roi" : "");
-}
-}  // namespace
-
-INSTANTIATE_TEST_SUITE_P(Sizes, MaskKindsParity,
-                         ::testing::Combine(::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13),
-                                                              cv::Size(31, 33), cv::Size(33, 31), cv::Size(640, 480),
-                                                              cv::Size(639, 481)),
-                                            ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
-                                            ::testing::Bool()),
-                         kind_name);
+INSTANTIATE_TEST_SUITE_P(Sizes, MaskKindsParity, dmtest::mask_parity_grid(), dmtest::mask_parity_name);
 
 // Every GPU backend through FrameSlot (its transfers, and the per-instance pattern of one depth upload
 // with several masks) against the cpu backend.

@@ -77,7 +77,7 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
   return m;
 }
 
-using ParityParam = std::tuple<cv::Size, int /*depth type*/, int /*mask type*/, bool /*roi*/>;
+using ParityParam = dmtest::MaskParityParam;
 
 class KernelParity : public ::testing::TestWithParam<ParityParam> {};
 
@@ -126,21 +126,7 @@ TEST_P(KernelParity, GpuEqualsCpuExactly) {
 #endif
 }
 
-namespace {
-std::string parity_name(const ::testing::TestParamInfo<ParityParam>& i) {
-  const auto [size, dtype, mtype, roi] = i.param;
-  return std::to_string(size.width) + "x" + std::to_string(size.height) + (dtype == CV_16UC1 ? "_d16" : "_f32") +
-         (mtype == CV_8UC1 ? "_m8" : "_m16") + (roi ? "_roi" : "");
-}
-}  // namespace
-
-INSTANTIATE_TEST_SUITE_P(Sizes, KernelParity,
-                         ::testing::Combine(::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13),
-                                                              cv::Size(31, 33), cv::Size(33, 31), cv::Size(640, 480),
-                                                              cv::Size(639, 481)),
-                                            ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
-                                            ::testing::Bool()),
-                         parity_name);
+INSTANTIATE_TEST_SUITE_P(Sizes, KernelParity, dmtest::mask_parity_grid(), dmtest::mask_parity_name);
 
 // Every GPU backend, end to end through FrameSlot (its transfers and heads), against the cpu backend.
 class BackendParity : public ::testing::TestWithParam<dm::BackendKind> {};

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 #include <opencv2/core.hpp>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #if DEPTHMASK_HAVE_CUDA
@@ -145,5 +147,21 @@ class TestStream {
   cudaError_t status_ = cudaErrorUnknown;
 };
 #endif
+
+// The parity grid of the mask kernels: image size, depth type, mask type, ROI input or not, over the
+// awkward sizes (OpenCV's CUDA tests use the same ones).
+using MaskParityParam = std::tuple<cv::Size, int /*depth type*/, int /*mask type*/, bool /*roi*/>;
+
+inline auto mask_parity_grid() {
+  return ::testing::Combine(::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
+                                              cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481)),
+                            ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1), ::testing::Bool());
+}
+
+inline std::string mask_parity_name(const ::testing::TestParamInfo<MaskParityParam>& i) {
+  const auto [size, dtype, mtype, roi] = i.param;
+  return std::to_string(size.width) + "x" + std::to_string(size.height) + (dtype == CV_16UC1 ? "_d16" : "_f32") +
+         (mtype == CV_8UC1 ? "_m8" : "_m16") + (roi ? "_roi" : "");
+}
 
 }  // namespace dmtest
