@@ -3,6 +3,7 @@
 
 #include "depthmask/detail/cuda_check.h"
 #include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/kernels/mask_variants.h"
 #include "tiling.cuh"
 
 namespace depthmask {
@@ -90,6 +91,20 @@ void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stre
   else if (d16) launch_typed<uint16_t, uint16_t>(job, params, stream);
   else if (m8) launch_typed<float, uint8_t>(job, params, stream);
   else launch_typed<float, uint16_t>(job, params, stream);
+}
+
+// Placeholder until the vectorised variants land (issue #4): one variant, the current kernel.
+std::vector<MaskKernelVariant> mask_kernel_variants() { return {MaskKernelVariant{MaskBlockShape::Threads32x8, false}}; }
+MaskKernelVariant default_mask_kernel_variant() { return mask_kernel_variants().front(); }
+std::string to_string(const MaskKernelVariant& v) {
+  return std::string(v.shape == MaskBlockShape::Threads32x8 ? "32x8" : "32x32") + (v.vectorized ? " vec" : " scalar");
+}
+void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant&, CUstream_st* stream) {
+  launch_mask(job, params, stream);
+}
+void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream) {
+  DM_EXPECT(count >= 0 && count <= kMaxBatchedJobs, std::invalid_argument, "launch_mask_batch: " << count << " jobs");
+  for (int i = 0; i < count; ++i) launch_mask(jobs[i], params, stream);
 }
 
 }  // namespace depthmask
