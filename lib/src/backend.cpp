@@ -55,32 +55,54 @@ void Buffer::device_written() {
 
 // Transfers move only the bytes in use: a buffer grown by one large frame does not make every
 // later, smaller frame pay for its full capacity.
-void Buffer::to_device(size_t bytes) {
+void Buffer::to_device(size_t bytes, CUstream_st* stream) {
   if (block_.bytes == 0 || !owner_->device_executes()) return;
   bytes = std::min(bytes, block_.bytes);
+  if (stream == nullptr) stream = owner_->stream();
   if (owner_->shares_memory()) {
-    owner_->do_prefetch_device(block_, bytes);
+    owner_->do_prefetch_device(block_, bytes, stream);
     head_ = Head::Synced;
   } else if (head_ == Head::AtHost) {
-    owner_->do_to_device(block_, bytes);
+    owner_->do_to_device(block_, 0, bytes, stream);
     head_ = Head::Synced;
   }
 }
 
-void Buffer::to_host(size_t bytes) {
+void Buffer::to_host(size_t bytes, CUstream_st* stream) {
   if (block_.bytes == 0 || !owner_->device_executes()) return;
   bytes = std::min(bytes, block_.bytes);
+  if (stream == nullptr) stream = owner_->stream();
   if (owner_->shares_memory()) {
-    owner_->do_prefetch_host(block_, bytes);
+    owner_->do_prefetch_host(block_, bytes, stream);
     head_ = Head::Synced;
   } else if (head_ == Head::AtDevice) {
-    owner_->do_to_host(block_, bytes);
+    owner_->do_to_host(block_, 0, bytes, stream);
     head_ = Head::Synced;
   }
+}
+
+void Buffer::copy_range_to_device(size_t offset, size_t bytes, CUstream_st* stream) {
+  if (bytes == 0 || !owner_->device_executes() || owner_->shares_memory()) return;
+  DM_EXPECT(offset <= block_.bytes && bytes <= block_.bytes - offset, std::out_of_range,
+            "copy_range_to_device: bytes [" << offset << ", " << offset + bytes << ") of a " << block_.bytes << "-byte buffer");
+  owner_->do_to_device(block_, offset, bytes, stream != nullptr ? stream : owner_->stream());
+}
+
+void Buffer::copy_range_to_host(size_t offset, size_t bytes, CUstream_st* stream) {
+  if (bytes == 0 || !owner_->device_executes() || owner_->shares_memory()) return;
+  DM_EXPECT(offset <= block_.bytes && bytes <= block_.bytes - offset, std::out_of_range,
+            "copy_range_to_host: bytes [" << offset << ", " << offset + bytes << ") of a " << block_.bytes << "-byte buffer");
+  owner_->do_to_host(block_, offset, bytes, stream != nullptr ? stream : owner_->stream());
+}
+
+AllocationStats MemoryBackend::stats() const {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
 }
 
 Buffer MemoryBackend::allocate(size_t bytes) {
   if (bytes == 0) return Buffer(this, Block{});
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
   Block b = do_allocate(bytes);
   b.bytes = bytes;
   ++stats_.allocations;
@@ -90,19 +112,20 @@ Buffer MemoryBackend::allocate(size_t bytes) {
 }
 
 void MemoryBackend::deallocate(Block b) noexcept {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
   do_deallocate(b);
   ++stats_.deallocations;
   stats_.live_bytes -= b.bytes;
 }
 
-void MemoryBackend::run_and_wait(const std::function<void()>& enqueue) {
+void MemoryBackend::run_and_wait(const std::function<void()>& enqueue, CUstream_st* s) {
   make_current();
   try {
     enqueue();
-    synchronize();
+    synchronize(s);
   } catch (...) {
     try {
-      synchronize();
+      synchronize(s);
     } catch (...) {  // the first error is the one worth reporting
     }
     throw;

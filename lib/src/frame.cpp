@@ -10,6 +10,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/registration.h"
+#include "detail/chunked_mask.h"
 #include "detail/png_palette.h"
 
 namespace fs = std::filesystem;
@@ -146,9 +147,13 @@ class BufferMatAllocator final : public cv::MatAllocator {
 };
 
 FrameSlot::FrameSlot(MemoryBackend& backend)
-    : backend_((enable_exr_decoding(), &backend)), depth_alloc_(std::make_unique<BufferMatAllocator>()), mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
+    : backend_((enable_exr_decoding(), &backend)), stream_(backend.create_stream()), depth_alloc_(std::make_unique<BufferMatAllocator>()), mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
 
 FrameSlot::~FrameSlot() {
+  try {  // queued work must not outlive the buffers it uses
+    if (backend_->device_executes()) backend_->synchronize(stream());
+  } catch (...) {
+  }
   // Release Mats that may hold allocator bookkeeping before the allocators go.
   depth_.release();
   mask_.release();
@@ -342,16 +347,29 @@ void FrameSlot::run_mask(const MaskParams& params) {
   job.rows = depth_.rows;
   job.cols = depth_.cols;
   if (backend_->device_executes()) {
+    const size_t depth_bytes = depth_.total() * depth_.elemSize(), mask_bytes = mask_.total() * mask_.elemSize();
+    job.depth = depth_buf_.device();
+    job.mask = mask_buf_.device();
+    job.out = static_cast<float*>(out_buf_.device());
+    // Split into bands only where there are copies to overlap, fresh host data to upload, and no erode.
+    const int bands = copy_bands_ > 0 ? copy_bands_ : detail::ChunkedMask::bands_for(depth_bytes + mask_bytes);
+    const bool split = !backend_->shares_memory() && params.erode == 0 && bands > 1 &&
+                       depth_buf_.head() == Head::AtHost && mask_buf_.head() == Head::AtHost;
     backend_->run_and_wait([&] {
-      depth_buf_.to_device(depth_.total() * depth_.elemSize());
-      mask_buf_.to_device(mask_.total() * mask_.elemSize());
-      job.depth = depth_buf_.device();
-      job.mask = mask_buf_.device();
-      job.out = static_cast<float*>(out_buf_.device());
-      launch_mask(job, params, backend_->stream());
+      if (split) {
+        if (!chunked_) chunked_ = std::make_unique<detail::ChunkedMask>(*backend_);
+        chunked_->enqueue(job, params, depth_buf_, mask_buf_, out_buf_, bands, stream());
+        depth_buf_.mark_synced();
+        mask_buf_.mark_synced();
+        out_buf_.mark_synced();
+        return;
+      }
+      depth_buf_.to_device(depth_bytes, stream());
+      mask_buf_.to_device(mask_bytes, stream());
+      launch_mask(job, params, stream());
       out_buf_.device_written();
-      out_buf_.to_host(out_bytes);
-    });
+      out_buf_.to_host(out_bytes, stream());
+    }, stream());
   } else {
     job.depth = depth_buf_.host();
     job.mask = mask_buf_.host();

@@ -59,20 +59,20 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
 
   if (backend_->device_executes()) {
     backend_->run_and_wait([&] {
-      depth_buf_.to_device(depth_.total() * depth_.elemSize());
-      mask_buf_.to_device(mask_.total() * mask_.elemSize());
+      depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
+      mask_buf_.to_device(mask_.total() * mask_.elemSize(), stream());
       reg.depth = depth_buf_.device();
       reg.out = static_cast<float*>(registered_buf_.device());
-      if (mode == RegistrationMode::Resample) launch_resample(reg, map, decode, backend_->stream());
-      else launch_reproject(reg, proj, decode, backend_->stream());
+      if (mode == RegistrationMode::Resample) launch_resample(reg, map, decode, stream());
+      else launch_reproject(reg, proj, decode, stream());
       registered_buf_.device_written();
       job.depth = registered_buf_.device();
       job.mask = mask_buf_.device();
       job.out = static_cast<float*>(out_buf_.device());
-      launch_mask(job, mask_p, backend_->stream());
+      launch_mask(job, mask_p, stream());
       out_buf_.device_written();
-      out_buf_.to_host(grid_bytes);
-    });
+      out_buf_.to_host(grid_bytes, stream());
+    }, stream());
   } else {
     reg.depth = depth_buf_.host();
     reg.out = static_cast<float*>(registered_buf_.host());

@@ -36,13 +36,13 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
   if (backend_->device_executes()) {
     Buffer& depth = slot.out_buffer();
     backend_->run_and_wait([&] {
-      depth.to_device(out_bytes);  // a no-op after run_mask on the device: its device copy is fresh
+      depth.to_device(out_bytes, slot.stream());  // a no-op after run_mask on the device: its device copy is fresh
       job.depth = static_cast<const float*>(depth.device());
       job.xyz = static_cast<float*>(xyz_buf_.device());
-      launch_backproject(job, backend_->stream());
+      launch_backproject(job, slot.stream());
       xyz_buf_.device_written();
-      xyz_buf_.to_host(bytes);
-    });
+      xyz_buf_.to_host(bytes, slot.stream());
+    }, slot.stream());
   } else {
     job.depth = out.ptr<float>();
     job.xyz = xyz_.ptr<float>();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "depthmask/config.h"
@@ -24,6 +25,10 @@ class MemoryBackend;
 // Where the fresh copy of a buffer's bytes is (the idea of Caffe's SyncedMemory heads).
 enum class Head { Uninitialized, AtHost, AtDevice, Synced };
 std::string_view to_string(Head h);
+
+// A stream of the backend's device, destroyed with the last handle; null for the cpu backend. Each
+// frame slot of the overlapped batch owns one, so frames in flight overlap copies and kernels.
+using StreamHandle = std::shared_ptr<CUstream_st>;
 
 // What a backend hands out: a host view and a device view of `bytes` bytes. They are the same
 // memory for zero_copy/managed (mapped or unified), distinct for copy, and device is null for cpu.
@@ -53,10 +58,21 @@ class Buffer {
   void host_written();
   void device_written();
   // Makes the device (resp. host) copy of the first `bytes` bytes (all by default) fresh: enqueues a
-  // copy on the backend's stream when needed. The host copy may be read only after synchronize().
-  void to_device(size_t bytes = kAll);
-  void to_host(size_t bytes = kAll);
+  // copy on `stream` (the backend's own stream when null) when needed. The host copy may be read only
+  // after that stream is synchronised.
+  void to_device(size_t bytes = kAll, CUstream_st* stream = nullptr);
+  void to_host(size_t bytes = kAll, CUstream_st* stream = nullptr);
   static constexpr size_t kAll = ~size_t{0};
+
+  // Copies bytes [offset, offset + bytes) of one view to the other on `stream`, unconditionally
+  // (no-op when the views are one memory): for callers that split a transfer into chunks to overlap
+  // it with kernels. Say what is fresh afterwards with host_written()/device_written().
+  void copy_range_to_device(size_t offset, size_t bytes, CUstream_st* stream);
+  void copy_range_to_host(size_t offset, size_t bytes, CUstream_st* stream);
+  // Both views hold the same bytes (after copy_range_* over everything in use).
+  void mark_synced() {
+    if (block_.bytes > 0) head_ = Head::Synced;
+  }
 
  private:
   friend class MemoryBackend;
@@ -83,24 +99,30 @@ class MemoryBackend {
 
   BackendKind kind() const { return kind_; }
   // Allocates `bytes` (0 gives an empty buffer and no allocation). Throws CudaError / PlatformError /
-  // std::bad_alloc with the size asked for.
+  // std::bad_alloc with the size asked for. Thread-safe, like deallocation (frames in flight allocate
+  // from several threads).
   Buffer allocate(size_t bytes);
-  const AllocationStats& stats() const { return stats_; }
+  AllocationStats stats() const;
 
   // True when masking runs on the GPU (Block::device is valid), false for the CPU loop.
   virtual bool device_executes() const = 0;
   // True when host and device views are one memory (no copies needed).
   virtual bool shares_memory() const = 0;
-  // The stream device work is enqueued on (null for cpu).
+  // False when the CPU must not touch this backend's memory while any kernel runs (unified memory
+  // without concurrent managed access: pre-Pascal GPUs, Tegra before Thor): frames then go one at a time.
+  virtual bool host_access_during_kernels() const { return true; }
+  // The backend's own stream, used when a caller passes none (null for cpu).
   virtual CUstream_st* stream() const { return nullptr; }
-  // Waits for the work enqueued on stream(); host copies are safe to read afterwards.
-  virtual void synchronize() {}
+  // A new stream of the backend's device, for one frame slot (null for cpu).
+  virtual StreamHandle create_stream() { return nullptr; }
+  // Waits for the work enqueued on `s` (stream() when null); host copies are safe to read afterwards.
+  virtual void synchronize(CUstream_st* /*s*/ = nullptr) {}
   // Makes the backend's device current for the calling thread (before launches from a new thread).
   virtual void make_current() {}
-  // Makes the device current, calls `enqueue` (copies and launches on stream()) and waits for the
-  // stream. When anything throws it still waits before rethrowing, so buffers are never handed back
-  // to the CPU while queued copies or kernels may still use them.
-  void run_and_wait(const std::function<void()>& enqueue);
+  // Makes the device current, calls `enqueue` (copies and launches on `s`, stream() when null) and
+  // waits for that stream. When anything throws it still waits before rethrowing, so buffers are never
+  // handed back to the CPU while queued copies or kernels may still use them.
+  void run_and_wait(const std::function<void()>& enqueue, CUstream_st* s = nullptr);
   // Empty while the device is usable; otherwise why not (a sticky CUDA error: every later call
   // would fail too, so a batch must stop rather than fail frame after frame).
   virtual std::string health() { return {}; }
@@ -115,14 +137,16 @@ class MemoryBackend {
   void deallocate(Block b) noexcept;
   virtual Block do_allocate(size_t bytes) = 0;
   virtual void do_deallocate(Block b) noexcept = 0;
-  // Copies between the two views of a block; only called when !shares_memory().
-  virtual void do_to_device(const Block&, size_t /*bytes*/) {}
-  virtual void do_to_host(const Block&, size_t /*bytes*/) {}
+  // Copies bytes [offset, offset + bytes) between the two views of a block on `s` (never null);
+  // only called when !shares_memory().
+  virtual void do_to_device(const Block&, size_t /*offset*/, size_t /*bytes*/, CUstream_st* /*s*/) {}
+  virtual void do_to_host(const Block&, size_t /*offset*/, size_t /*bytes*/, CUstream_st* /*s*/) {}
   // Hints for unified memory (prefetch); called when shares_memory().
-  virtual void do_prefetch_device(const Block&, size_t /*bytes*/) {}
-  virtual void do_prefetch_host(const Block&, size_t /*bytes*/) {}
+  virtual void do_prefetch_device(const Block&, size_t /*bytes*/, CUstream_st* /*s*/) {}
+  virtual void do_prefetch_host(const Block&, size_t /*bytes*/, CUstream_st* /*s*/) {}
 
   BackendKind kind_;
+  mutable std::mutex stats_mutex_;  // guards stats_ and the allocator hooks
   AllocationStats stats_;
 };
 

@@ -20,6 +20,9 @@ namespace depthmask {
 // Hands a backend buffer to OpenCV as the memory of the Mat it decodes into (when it is big enough;
 // otherwise OpenCV's own allocator is used and the slot copies once). Defined in frame.cpp.
 class BufferMatAllocator;
+namespace detail {
+class ChunkedMask;
+}
 
 class FrameSlot {
  public:
@@ -35,6 +38,10 @@ class FrameSlot {
   const cv::Mat& out() const { return out_; }      // CV_32FC1 metres, after mask()
   // The backend buffer behind out(): GPU post-processing (the PLY backprojection) reads its device view.
   Buffer& out_buffer() { return out_buf_; }
+  // The slot's own stream (null for the cpu backend): its copies and kernels go there, so slots in
+  // flight at once overlap on the device.
+  CUstream_st* stream() const { return stream_.get(); }
+  MemoryBackend& backend() const { return *backend_; }
 
   // Decodes the frame's files (color only when want_color). Throws InputError naming the file and
   // what was expected.
@@ -55,8 +62,11 @@ class FrameSlot {
   void set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color = cv::Mat());
 
   // Runs the masking pass on the backend (GPU kernel or CPU loop) and leaves the result in out(),
-  // ready to read on the host. With registration, out() is on the mask's grid.
+  // ready to read on the host. With registration, out() is on the mask's grid. On the copy backend a
+  // large enough frame goes in row bands whose uploads, kernels and downloads overlap.
   void run_mask(const MaskParams& params);
+  // Row bands for the copy backend: 0 = by size (the default), 1 = never split, n = n bands (at most 16).
+  void set_copy_bands(int bands) { copy_bands_ = bands; }
 
   // Registers depth onto the mask's grid before masking, per frame, by the rule of
   // plan_registration() (registration.h): `mode` as configured, `geometry` when the input's depth
@@ -74,6 +84,7 @@ class FrameSlot {
   void run_mask_registered(const MaskParams& params, RegistrationMode mode);
 
   MemoryBackend* backend_;
+  StreamHandle stream_;
   Buffer depth_buf_, mask_buf_, out_buf_;
   // Declared before the Mats: Mats decoded through an allocator must be released before it.
   std::unique_ptr<BufferMatAllocator> depth_alloc_, mask_alloc_;
@@ -83,6 +94,8 @@ class FrameSlot {
   RegistrationMode registration_ = RegistrationMode::None;
   std::optional<CameraGeometry> geometry_;
   Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only
+  int copy_bands_ = 0;
+  std::unique_ptr<detail::ChunkedMask> chunked_;  // made at the first frame that is split
 };
 
 // Checks an image's pixel type for its role; throws InputError naming the file and the expected types.

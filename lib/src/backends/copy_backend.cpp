@@ -3,25 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include "detail/backends.h"
-#include "detail/cuda_stream.h"
+#include "detail/gpu_backend.h"
 
 namespace depthmask::detail {
 
 namespace {
 
-class CopyBackend final : public MemoryBackend {
+class CopyBackend final : public GpuBackend {
  public:
-  explicit CopyBackend(const DeviceInfo& dev) : MemoryBackend(BackendKind::Copy), dev_(dev), stream_(dev.index) {
-  }
-  bool device_executes() const override { return true; }
+  explicit CopyBackend(const DeviceInfo& dev) : GpuBackend(BackendKind::Copy, dev) {}
   bool shares_memory() const override { return false; }
-  CUstream_st* stream() const override { return stream_.get(); }
-  void synchronize() override { stream_.synchronize(); }
-  void make_current() override { use_device(dev_.index); }
-  std::string health() override { return device_health(dev_.index); }
-  std::string describe() const override {
-    return "copy: device buffers + pinned staging on " + dev_.name + " (device " + std::to_string(dev_.index) + ")";
-  }
+  std::string describe() const override { return "copy: device buffers + pinned staging on " + on_device(); }
 
  private:
   Block do_allocate(size_t bytes) override {
@@ -39,15 +31,14 @@ class CopyBackend final : public MemoryBackend {
     DM_CUDA_NOTHROW(cudaFree(b.device));
     DM_CUDA_NOTHROW(cudaFreeHost(b.host));
   }
-  void do_to_device(const Block& b, size_t bytes) override {
-    DM_CUDA(cudaMemcpyAsync(b.device, b.host, bytes, cudaMemcpyHostToDevice, stream_.get()));
+  void do_to_device(const Block& b, size_t offset, size_t bytes, CUstream_st* s) override {
+    DM_CUDA(cudaMemcpyAsync(static_cast<char*>(b.device) + offset, static_cast<const char*>(b.host) + offset, bytes,
+                            cudaMemcpyHostToDevice, s));
   }
-  void do_to_host(const Block& b, size_t bytes) override {
-    DM_CUDA(cudaMemcpyAsync(b.host, b.device, bytes, cudaMemcpyDeviceToHost, stream_.get()));
+  void do_to_host(const Block& b, size_t offset, size_t bytes, CUstream_st* s) override {
+    DM_CUDA(cudaMemcpyAsync(static_cast<char*>(b.host) + offset, static_cast<const char*>(b.device) + offset, bytes,
+                            cudaMemcpyDeviceToHost, s));
   }
-
-  DeviceInfo dev_;
-  CudaStream stream_;
 };
 
 }  // namespace

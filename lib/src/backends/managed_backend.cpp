@@ -5,28 +5,24 @@
 
 #include "depthmask/errors.h"
 #include "detail/backends.h"
-#include "detail/cuda_stream.h"
+#include "detail/gpu_backend.h"
 
 namespace depthmask::detail {
 
 namespace {
 
-class ManagedBackend final : public MemoryBackend {
+class ManagedBackend final : public GpuBackend {
  public:
-  explicit ManagedBackend(const DeviceInfo& dev) : MemoryBackend(BackendKind::Managed), dev_(dev), stream_(dev.index) {
+  explicit ManagedBackend(const DeviceInfo& dev) : GpuBackend(BackendKind::Managed, dev) {
     DM_EXPECT(dev.managed_memory, PlatformError,
               "backend 'managed' needs unified memory, but " << dev.name << " (device " << dev.index
                                                              << ") reports managedMemory = 0; use 'copy'");
   }
-  bool device_executes() const override { return true; }
   bool shares_memory() const override { return true; }
-  CUstream_st* stream() const override { return stream_.get(); }
-  void synchronize() override { stream_.synchronize(); }
-  void make_current() override { use_device(dev_.index); }
-  std::string health() override { return device_health(dev_.index); }
+  bool host_access_during_kernels() const override { return dev_.concurrent_managed_access; }
   std::string describe() const override {
-    return std::string("managed: unified memory on ") + dev_.name + " (device " + std::to_string(dev_.index) + ", " +
-           (dev_.concurrent_managed_access ? "prefetching" : "no concurrent access: no prefetch") + ")";
+    return "managed: unified memory on " + on_device() + ", " +
+           (dev_.concurrent_managed_access ? "prefetching" : "no concurrent access: no prefetch");
   }
 
  private:
@@ -54,22 +50,20 @@ class ManagedBackend final : public MemoryBackend {
     allocated_ -= b.bytes;
   }
 
-  void prefetch(const Block& b, size_t bytes, bool to_device) {
+  void prefetch(const Block& b, size_t bytes, bool to_device, CUstream_st* s) {
     if (!dev_.concurrent_managed_access) return;  // pre-Pascal / Tegra before Thor: no prefetch
 #if CUDART_VERSION >= 13000
     cudaMemLocation loc{};
     loc.type = to_device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
     loc.id = to_device ? dev_.index : 0;
-    DM_CUDA(cudaMemPrefetchAsync(b.host, bytes, loc, 0, stream_.get()));
+    DM_CUDA(cudaMemPrefetchAsync(b.host, bytes, loc, 0, s));
 #else
-    DM_CUDA(cudaMemPrefetchAsync(b.host, bytes, to_device ? dev_.index : cudaCpuDeviceId, stream_.get()));
+    DM_CUDA(cudaMemPrefetchAsync(b.host, bytes, to_device ? dev_.index : cudaCpuDeviceId, s));
 #endif
   }
-  void do_prefetch_device(const Block& b, size_t bytes) override { prefetch(b, bytes, true); }
-  void do_prefetch_host(const Block& b, size_t bytes) override { prefetch(b, bytes, false); }
+  void do_prefetch_device(const Block& b, size_t bytes, CUstream_st* s) override { prefetch(b, bytes, true, s); }
+  void do_prefetch_host(const Block& b, size_t bytes, CUstream_st* s) override { prefetch(b, bytes, false, s); }
 
-  DeviceInfo dev_;
-  CudaStream stream_;
   size_t budget_ = 0;
   size_t allocated_ = 0;
 };

@@ -4,28 +4,21 @@
 // for a single pass can beat staged copies (DESIGN.md's H200 figures).
 #include "depthmask/errors.h"
 #include "detail/backends.h"
-#include "detail/cuda_stream.h"
+#include "detail/gpu_backend.h"
 
 namespace depthmask::detail {
 
 namespace {
 
-class ZeroCopyBackend final : public MemoryBackend {
+class ZeroCopyBackend final : public GpuBackend {
  public:
-  explicit ZeroCopyBackend(const DeviceInfo& dev) : MemoryBackend(BackendKind::ZeroCopy), dev_(dev), stream_(dev.index) {
+  explicit ZeroCopyBackend(const DeviceInfo& dev) : GpuBackend(BackendKind::ZeroCopy, dev) {
     DM_EXPECT(dev.can_map_host_memory, PlatformError,
               "backend 'zero_copy' needs mapped host memory, but " << dev.name << " (device " << dev.index
                                                                    << ") reports canMapHostMemory = 0; use 'copy'");
   }
-  bool device_executes() const override { return true; }
   bool shares_memory() const override { return true; }
-  CUstream_st* stream() const override { return stream_.get(); }
-  void synchronize() override { stream_.synchronize(); }
-  void make_current() override { use_device(dev_.index); }
-  std::string health() override { return device_health(dev_.index); }
-  std::string describe() const override {
-    return "zero_copy: mapped pinned host memory on " + dev_.name + " (device " + std::to_string(dev_.index) + ")";
-  }
+  std::string describe() const override { return "zero_copy: mapped pinned host memory on " + on_device(); }
 
  private:
   Block do_allocate(size_t bytes) override {
@@ -40,9 +33,6 @@ class ZeroCopyBackend final : public MemoryBackend {
     return b;
   }
   void do_deallocate(Block b) noexcept override { DM_CUDA_NOTHROW(cudaFreeHost(b.host)); }
-
-  DeviceInfo dev_;
-  CudaStream stream_;
 };
 
 }  // namespace

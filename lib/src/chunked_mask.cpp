@@ -1,0 +1,68 @@
+#include "detail/chunked_mask.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+
+#include "depthmask/detail/cuda_check.h"
+#include "depthmask/errors.h"
+
+namespace depthmask::detail {
+
+int ChunkedMask::bands_for(size_t input_bytes) {
+  return static_cast<int>(std::clamp<size_t>(input_bytes / kMinBandBytes, 1, kMaxBands));
+}
+
+struct ChunkedMask::Impl {
+  MemoryBackend* backend;
+  StreamHandle down;  // kernels and downloads; the caller's stream carries the uploads
+  std::array<cudaEvent_t, kMaxBands + 1> events{};  // one per band uploaded, and "all done"
+
+  explicit Impl(MemoryBackend& b) : backend(&b), down(b.create_stream()) {
+    for (auto& e : events) {
+      const cudaError_t r = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (r != cudaSuccess) {
+        destroy();
+        DM_CUDA(r);
+      }
+    }
+  }
+  ~Impl() { destroy(); }
+  void destroy() noexcept {
+    for (auto& e : events)
+      if (e != nullptr) DM_CUDA_NOTHROW(cudaEventDestroy(e));
+    events.fill(nullptr);
+  }
+};
+
+ChunkedMask::ChunkedMask(MemoryBackend& backend) : impl_(std::make_unique<Impl>(backend)) {}
+ChunkedMask::~ChunkedMask() = default;
+
+void ChunkedMask::enqueue(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out,
+                          int bands, CUstream_st* stream) {
+  DM_EXPECT(params.erode == 0, std::logic_error, "ChunkedMask: erode needs whole frames");
+  bands = std::clamp(bands, 1, std::min(kMaxBands, std::max(job.rows, 1)));
+  CUstream_st* down = impl_->down.get();
+  for (int k = 0; k < bands; ++k) {
+    const int r0 = static_cast<int>(int64_t{job.rows} * k / bands);
+    const int r1 = static_cast<int>(int64_t{job.rows} * (k + 1) / bands);
+    const auto rows = static_cast<size_t>(r1 - r0);
+    depth.copy_range_to_device(r0 * job.depth_step, rows * job.depth_step, stream);
+    mask.copy_range_to_device(r0 * job.mask_step, rows * job.mask_step, stream);
+    DM_CUDA(cudaEventRecord(impl_->events[k], stream));
+    DM_CUDA(cudaStreamWaitEvent(down, impl_->events[k], 0));
+    MaskJob band = job;
+    band.depth = static_cast<const char*>(job.depth) + r0 * job.depth_step;
+    band.mask = static_cast<const char*>(job.mask) + r0 * job.mask_step;
+    band.out = reinterpret_cast<float*>(reinterpret_cast<char*>(job.out) + r0 * job.out_step);
+    band.rows = r1 - r0;
+    launch_mask(band, params, down);
+    out.copy_range_to_host(r0 * job.out_step, rows * job.out_step, down);
+  }
+  // The caller waits on its own stream: make it wait for the downloads too.
+  DM_CUDA(cudaEventRecord(impl_->events[kMaxBands], down));
+  DM_CUDA(cudaStreamWaitEvent(stream, impl_->events[kMaxBands], 0));
+}
+
+}  // namespace depthmask::detail

@@ -1,0 +1,40 @@
+// The copy backend's single-frame schedule: the frame split into row bands, so that the upload of
+// band k+1 (on the slot's stream), the kernel of band k and the download of band k-1 (on a second
+// stream) run at once — both bus directions busy, the kernel hidden between them. One frame's
+// host-to-host latency then approaches its upload time instead of upload + kernel + download.
+#pragma once
+
+#include <memory>
+
+#include "depthmask/backend.h"
+#include "depthmask/kernels/mask_kernel.h"
+
+namespace depthmask::detail {
+
+class ChunkedMask {
+ public:
+  // Bands of at least this many input bytes: smaller ones cost more in per-call overhead than they
+  // save in overlap.
+  static constexpr size_t kMinBandBytes = 512 * 1024;
+  static constexpr int kMaxBands = 16;
+  // How many bands a frame of `input_bytes` (depth + mask) gets: 1 means no split.
+  static int bands_for(size_t input_bytes);
+
+  explicit ChunkedMask(MemoryBackend& backend);
+  ~ChunkedMask();
+  ChunkedMask(const ChunkedMask&) = delete;
+  ChunkedMask& operator=(const ChunkedMask&) = delete;
+
+  // Enqueues uploads of depth and mask, the masking kernel and the download of out, band by band,
+  // and makes `stream` wait for all of it (synchronise `stream` afterwards). `job` holds the device
+  // pointers of the three buffers, whose rows are job.depth_step / mask_step / out_step bytes apart
+  // from offset 0. Needs params.erode == 0 (a band's kernel would need its neighbours' mask rows).
+  void enqueue(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out, int bands,
+               CUstream_st* stream);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace depthmask::detail
