@@ -392,8 +392,9 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else c.backend.device = static_cast<int>(r.integer(full, v, 0, 1023));
       });
     } else if (section == "run") {
-      r.each("run", s, {"on_error", "force"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("run", s, {"on_error", "force", "frames_in_flight"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "force") c.run.force = r.boolean(full, v);
+        else if (k == "frames_in_flight") c.run.frames_in_flight = static_cast<int>(r.integer(full, v, 0, 256));
         else c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
       });
     } else {
@@ -587,6 +588,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "on_error" << YAML::Value << std::string(to_string(c.run.on_error));
   e << YAML::Key << "force" << YAML::Value << c.run.force;
+  e << YAML::Key << "frames_in_flight" << YAML::Value << c.run.frames_in_flight;
   e << YAML::EndMap;
   e << YAML::Key << "logging" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "level" << YAML::Value << c.logging.level;

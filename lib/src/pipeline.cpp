@@ -4,7 +4,15 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include <tbb/concurrent_queue.h>
+#include <tbb/parallel_pipeline.h>
+
+#include <algorithm>
 #include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
@@ -17,22 +25,6 @@
 
 namespace depthmask {
 
-namespace {
-
-// The unit sanity check, once per run: on the first masked output that keeps enough pixels.
-struct UnitCheck {
-  bool done = false;
-  void observe(const FrameSlot& slot, const MaskParams& p, const std::string& id) {
-    if (done) return;
-    const auto median = median_kept_depth(slot.out(), p.invalid);
-    if (!median) return;
-    done = true;
-    const std::string w = depth_unit_warning(*median, p.scale, slot.depth().type() == CV_32FC1);
-    if (!w.empty()) spdlog::warn("frame {}: {}", id, w);
-  }
-};
-
-}  // namespace
 
 std::vector<OutputFile> process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
                                       const MaskedHook& on_masked, FrameWriter* writer) {
@@ -72,6 +64,74 @@ std::vector<OutputFile> process_frame(const Config& c, const FrameEntry& f, Fram
   return files;
 }
 
+namespace {
+
+// The unit sanity check, once per run: on the first masked output that keeps enough pixels. Frames
+// reach it from several threads.
+class UnitCheck {
+ public:
+  void observe(const FrameSlot& slot, const MaskParams& p, const std::string& id) {
+    if (done_.load(std::memory_order_acquire)) return;
+    const auto median = median_kept_depth(slot.out(), p.invalid);
+    if (!median) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (done_.exchange(true)) return;
+    const std::string w = depth_unit_warning(*median, p.scale, slot.depth().type() == CV_32FC1);
+    if (!w.empty()) spdlog::warn("frame {}: {}", id, w);
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::mutex mutex_;
+};
+
+// One frame in flight: its place in the listing, the buffers it works in (a slot and the writer
+// beside it, reused by the frames that follow), and how it went.
+struct Work {
+  FrameSlot slot;
+  FrameWriter writer;
+  size_t index = 0;
+  const FrameEntry* frame = nullptr;
+  bool resumed = false;  // recorded as finished by an earlier run: nothing to do
+  bool finished = false;  // all outputs written
+  MaskParams params;
+  std::vector<OutputFile> files;
+  std::optional<FrameFailure> failure;
+  std::exception_ptr fatal;  // stops the batch (the device is gone)
+
+  Work(MemoryBackend& b, const Config& c) : slot(b), writer(c, b) {}
+  bool busy() const { return !resumed && !finished && !failure && !fatal; }
+};
+
+// Runs one stage of a frame; what it throws becomes the frame's failure, or, for a sticky CUDA error
+// (every later call would fail too), the batch's.
+template <class F>
+void stage(Work& w, MemoryBackend& backend, F&& f) {
+  if (!w.busy()) return;
+  try {
+    f();
+  } catch (const CudaError& e) {
+    const std::string why = backend.health();
+    if (!why.empty()) w.fatal = std::make_exception_ptr(PlatformError(why + " (at frame " + w.frame->id + ": " + e.what() + ")"));
+    else w.failure = FrameFailure{w.frame->id, e.what()};
+  } catch (const std::bad_alloc&) {
+    w.failure = FrameFailure{w.frame->id, "out of host memory"};
+  } catch (const cv::Exception& e) {
+    w.failure = FrameFailure{w.frame->id, std::string("OpenCV: ") + e.what()};
+  } catch (const std::exception& e) {
+    // InputError, OutputError, ResourceError and anything unexpected: this frame failed, the batch goes on.
+    w.failure = FrameFailure{w.frame->id, e.what()};
+  }
+}
+
+}  // namespace
+
+size_t frames_in_flight(const Config& c, const MemoryBackend& backend) {
+  if (!backend.host_access_during_kernels()) return 1;
+  if (c.run.frames_in_flight > 0) return static_cast<size_t>(c.run.frames_in_flight);
+  return std::clamp<size_t>(std::thread::hardware_concurrency() + 2, 2, 32);
+}
+
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
   using Clock = std::chrono::steady_clock;
@@ -103,13 +163,22 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
   if (observer) observer->on_start(listing);
 
   const MaskParams params = mask_params(c);
-  FrameSlot slot(backend);
   UnitCheck units;
-  slot.set_registration(c.registration.mode, geometry);
-  FrameWriter writer(c, backend);
+  // The pool: one Work (slot + writer) per frame in flight; the pipeline never admits more frames
+  // than there are Works, so memory is bounded by the pool, not by the dataset.
+  const size_t tokens = std::min(frames_in_flight(c, backend), std::max<size_t>(listing.frames.size(), 1));
+  std::vector<std::unique_ptr<Work>> pool;
+  tbb::concurrent_queue<Work*> free_works;
+  for (size_t i = 0; i < tokens; ++i) {
+    pool.push_back(std::make_unique<Work>(backend, c));
+    pool.back()->slot.set_registration(c.registration.mode, geometry);
+    free_works.push(pool.back().get());
+  }
+  spdlog::debug("{} frame(s) in flight", tokens);
+  const bool want_color = pool.front()->writer.wants_color();
+
   const auto t0 = Clock::now();
-  size_t done = 0;
-  // However the loop ends (a batch-stopping error included), what finished stays recorded.
+  // However the run ends (a batch-stopping error included), what finished stays recorded.
   struct FlushOnExit {
     ResumeLog& log;
     ~FlushOnExit() {
@@ -119,46 +188,93 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
       }
     }
   } flush_on_exit{resume};
-  for (size_t i = 0; i < listing.frames.size(); ++i) {
-    const FrameEntry& f = listing.frames[i];
+
+  size_t next = 0, done = 0;
+  // run.on_error: stop — the index of the failed frame, once one failed: no later frame is admitted,
+  // written or committed.
+  constexpr size_t kNone = ~size_t{0};
+  std::atomic<size_t> stopping_after{kNone};
+  auto stopping = [&] { return stopping_after.load() != kNone; };
+  auto take = [&](tbb::flow_control& fc) -> Work* {
+    if (next >= listing.frames.size() || stopping()) {
+      fc.stop();
+      return nullptr;
+    }
     if (stop && stop->load(std::memory_order_relaxed)) {
       s.interrupted = true;
-      break;
+      fc.stop();
+      return nullptr;
     }
-    if (finished_before[i]) {  // resume: recorded as finished by an earlier run, outputs intact
-      ++s.skipped_done;
-      ++done;
-      if (observer) observer->on_frame(f, done, s.total, nullptr);
-      continue;
-    }
-    FrameFailure failure;
-    bool ok = false;
-    try {
-      // A frame with its own depth scale (BOP) gets its own parameters.
-      const MaskParams frame_params = f.depth_scale ? mask_params(c, f) : params;
-      resume.finished(f, process_frame(c, f, slot, frame_params,
-                                       [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, frame_params, id); },
-                                       &writer));
-      ok = true;
-    } catch (const CudaError& e) {
-      // A sticky error (illegal address, launch failure) fails every later call too: stop the batch
-      // and report the platform; anything else is this frame's failure.
-      const std::string why = backend.health();
-      if (!why.empty()) throw PlatformError(why + " (at frame " + f.id + ": " + e.what() + ")");
-      failure = {f.id, e.what()};
-    } catch (const std::bad_alloc&) {
-      failure = {f.id, "out of host memory"};
-    } catch (const cv::Exception& e) {
-      failure = {f.id, std::string("OpenCV: ") + e.what()};
-    } catch (const std::exception& e) {
-      // InputError, OutputError, ResourceError and anything unexpected: this frame failed, the batch goes on.
-      failure = {f.id, e.what()};
-    }
+    Work* w = nullptr;
+    const bool got = free_works.try_pop(w);
+    DM_EXPECT(got, std::logic_error, "frame pool exhausted with " << tokens << " tokens");
+    w->index = next;
+    w->frame = &listing.frames[next];
+    w->resumed = finished_before[next];
+    w->finished = false;
+    w->files.clear();
+    w->failure.reset();
+    w->fatal = nullptr;
+    ++next;
+    return w;
+  };
+  // Decode (frames with instance masks do everything here: their masks and outputs interleave).
+  auto decode = [&](Work* w) -> Work* {
+    stage(*w, backend, [&] {
+      const FrameEntry& f = *w->frame;
+      w->params = f.depth_scale ? mask_params(c, f) : params;  // BOP: a frame may have its own depth scale
+      if (f.instances.empty()) {
+        w->slot.load(f, want_color);
+        return;
+      }
+      w->files = process_frame(c, f, w->slot, w->params,
+                               [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, w->params, id); },
+                               &w->writer);
+      w->finished = true;
+    });
+    return w;
+  };
+  // Mask: on the device, on the slot's own stream (other frames' copies and kernels overlap it).
+  auto mask = [&](Work* w) -> Work* {
+    stage(*w, backend, [&] { w->slot.run_mask(w->params); });
+    return w;
+  };
+  // Encode and write: in parallel; in listing order with run.on_error: stop, so that no frame after
+  // a failed one is written (a serial run's outputs exactly).
+  const bool stop_at_failure = c.run.on_error == OnError::Stop;
+  auto write = [&](Work* w) -> Work* {
+    if (stop_at_failure && stopping()) return w;  // after the failure: dropped at commit
+    stage(*w, backend, [&] {
+      units.observe(w->slot, w->params, w->frame->id);
+      w->files = w->writer.write(*w->frame, w->slot);
+      w->finished = true;
+    });
+    if (stop_at_failure && (w->failure || w->fatal)) stopping_after = w->index;
+    return w;
+  };
+  // Commit, in listing order: the manifest, the counts, the observer. The Work goes back to the pool.
+  auto commit = [&](Work* w) {
+    struct Recycle {
+      tbb::concurrent_queue<Work*>& q;
+      Work* w;
+      ~Recycle() { q.push(w); }
+    } recycle{free_works, w};
+    if (w->fatal) std::rethrow_exception(w->fatal);
+    if (w->index > stopping_after.load()) return;  // after the failure that stopped the run: not done
+    const FrameEntry& f = *w->frame;
     ++done;
+    if (w->resumed) {
+      ++s.skipped_done;
+      if (observer) observer->on_frame(f, done, s.total, nullptr);
+      return;
+    }
+    const bool ok = w->finished && !w->failure;
     if (ok) {
+      resume.finished(f, std::move(w->files));
       ++s.ok;
     } else {
       ++s.failed;
+      FrameFailure failure = w->failure.value_or(FrameFailure{f.id, "not processed"});
       failure.message = "frame " + f.id + " (#" + std::to_string(f.index + 1) + "): " + failure.message;
       s.failures.push_back(failure);
     }
@@ -167,9 +283,17 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
     if (!ok) spdlog::error("{}", s.failures.back().message);
     if (!ok && c.run.on_error == OnError::Stop) {
       spdlog::error("stopping at the first failed frame (run.on_error: stop)");
-      break;
+      stopping_after = std::min(stopping_after.load(), w->index);
     }
-  }
+  };
+  tbb::parallel_pipeline(tokens,
+                         tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, take) &
+                             tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, decode) &
+                             tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, mask) &
+                             tbb::make_filter<Work*, Work*>(stop_at_failure ? tbb::filter_mode::serial_in_order
+                                                                            : tbb::filter_mode::parallel,
+                                                            write) &
+                             tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, commit));
   resume.flush();
   s.skipped = s.total - s.ok - s.failed - s.skipped_done;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

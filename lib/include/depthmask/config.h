@@ -95,6 +95,9 @@ struct BackendConfig {
 struct RunConfig {
   OnError on_error = OnError::Skip;
   bool force = false;  // redo frames the manifest records as finished
+  // Frames in flight in the overlapped batch (each holds one frame slot of buffers): 0 = by the
+  // machine (hardware threads + 2, at most 32); 1 = one frame at a time.
+  int frames_in_flight = 0;
 };
 
 struct LoggingConfig {

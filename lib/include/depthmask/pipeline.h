@@ -38,7 +38,8 @@ struct RunSummary {
   double fps() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0.0; }
 };
 
-// What the caller (the CLI) sees as the run goes. Called on the thread that calls run_batch.
+// What the caller (the CLI) sees as the run goes: called in listing order, one call at a time, from
+// the batch's commit stage (which may run on any of the pipeline's threads).
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
@@ -57,8 +58,17 @@ std::vector<OutputFile> process_frame(const Config& config, const FrameEntry& fr
                                       const MaskParams& params, const MaskedHook& on_masked = {},
                                       FrameWriter* writer = nullptr);
 
-// Runs the batch. `stop` (optional) is polled between frames (set it from a signal handler);
-// frames not yet started then count as skipped and the summary says interrupted. Throws InputError
+// How many frames run_batch keeps in flight: run.frames_in_flight, or hardware threads + 2 (at most
+// 32); 1 when the backend's memory must not be touched by the CPU while kernels run.
+size_t frames_in_flight(const Config& config, const MemoryBackend& backend);
+
+// Runs the batch as an overlapped pipeline (oneTBB parallel_pipeline): list → decode straight into
+// backend buffers (in parallel) → mask on each slot's stream (in parallel) → encode + write (in
+// parallel) → commit in listing order (manifest, progress). frames_in_flight() slots bound memory;
+// buffers are reused, so a run of same-sized frames allocates nothing in steady state.
+// `stop` (optional) is polled before each frame is admitted (set it from a signal handler): frames
+// in flight finish and are recorded, frames not yet started count as skipped and the summary says
+// interrupted. Throws InputError
 // when no frame can be listed and OutputError when the output folder cannot be written at all.
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice,
                      RunObserver* observer = nullptr, const std::atomic<bool>* stop = nullptr);
