@@ -158,7 +158,8 @@ ResampleMap resample_map_sizes(int src_cols, int src_rows, int dst_cols, int dst
   return m;
 }
 
-ReprojectParams reproject_params(const double depth_k[4], const double depth_to_color[16], const double color_k[4]) {
+ReprojectParams reproject_params(const double depth_k[4], const double depth_to_color[16], const double color_k[4],
+                                 const double depth_inverse_brown_conrady[5]) {
   check_k("depth camera", depth_k[0], depth_k[1], depth_k[2], depth_k[3]);
   check_k("color camera", color_k[0], color_k[1], color_k[2], color_k[3]);
   for (int i = 0; i < 16; ++i)
@@ -179,6 +180,19 @@ ReprojectParams reproject_params(const double depth_k[4], const double depth_to_
   p.fy = to_float_checked(color_k[1], "fy of the color camera");
   p.cx = to_float_checked(color_k[2], "cx of the color camera");
   p.cy = to_float_checked(color_k[3], "cy of the color camera");
+  if (depth_inverse_brown_conrady != nullptr) {
+    const double* c = depth_inverse_brown_conrady;
+    for (int i = 0; i < 5; ++i)
+      if (!std::isfinite(c[i]))
+        throw std::invalid_argument("registration: the depth camera's distortion coefficients (k1, k2, p1, p2, k3) "
+                                    "must be finite");
+    p.distortion = DepthDistortion::InverseBrownConrady;
+    p.k1 = to_float_checked(c[0], "the distortion coefficient k1");
+    p.k2 = to_float_checked(c[1], "the distortion coefficient k2");
+    p.p1 = to_float_checked(c[2], "the distortion coefficient p1");
+    p.p2 = to_float_checked(c[3], "the distortion coefficient p2");
+    p.k3 = to_float_checked(c[4], "the distortion coefficient k3");
+  }
   return p;
 }
 

@@ -67,6 +67,9 @@ std::string_view to_string(RegistrationMode m) {
   return "?";
 }
 std::string_view to_string(OutputLayout l) { return l == OutputLayout::Flat ? "flat" : "mirror"; }
+std::string_view to_string(DistortionModel m) {
+  return m == DistortionModel::None ? "none" : "inverse_brown_conrady";
+}
 
 std::optional<BackendKind> parse_backend_kind(std::string_view s) {
   for (auto k : {BackendKind::Auto, BackendKind::Copy, BackendKind::ZeroCopy, BackendKind::Managed, BackendKind::Cpu})
@@ -97,6 +100,11 @@ std::optional<DepthEncoding> parse_depth_encoding(std::string_view s) {
 }
 std::optional<RegistrationMode> parse_registration_mode(std::string_view s) {
   for (auto m : {RegistrationMode::Auto, RegistrationMode::None, RegistrationMode::Resample, RegistrationMode::Reproject})
+    if (s == to_string(m)) return m;
+  return std::nullopt;
+}
+std::optional<DistortionModel> parse_distortion_model(std::string_view s) {
+  for (auto m : {DistortionModel::None, DistortionModel::InverseBrownConrady})
     if (s == to_string(m)) return m;
   return std::nullopt;
 }
@@ -361,8 +369,28 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         }
       });
     } else if (section == "registration") {
-      r.each("registration", s, {"mode"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
-        c.registration.mode = r.enumeration<RegistrationMode>(full, v, parse_registration_mode, "auto, none, resample, reproject");
+      r.each("registration", s, {"mode", "depth_distortion"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "mode") {
+          c.registration.mode = r.enumeration<RegistrationMode>(full, v, parse_registration_mode, "auto, none, resample, reproject");
+          return;
+        }
+        Distortion& d = c.registration.depth_distortion;
+        if (v.IsNull()) {  // depth_distortion: ~ -> no distortion
+          d = Distortion{};
+          return;
+        }
+        // A map merges into what earlier sources set, so an override may change the model or the
+        // coefficients alone; load_config() checks the combination.
+        r.each(full, v, {"model", "coeffs"}, [&](const std::string& dk, const std::string& dfull, const YAML::Node& dv) {
+          if (dk == "model") {
+            d.model = r.enumeration<DistortionModel>(dfull, dv, parse_distortion_model, "none, inverse_brown_conrady");
+            return;
+          }
+          if (!dv.IsSequence() || dv.size() != 5)
+            r.fail(dfull, dv, "expected a list of the 5 coefficients [k1, k2, p1, p2, k3], got " +
+                                  (dv.IsSequence() ? std::to_string(dv.size()) + " numbers" : Reader::scalar_text(dv)));
+          for (size_t i = 0; i < 5; ++i) d.coeffs[i] = r.finite_number(dfull, dv[i]);
+        });
       });
     } else if (section == "output") {
       r.each("output", s, {"dir", "format", "invalid", "preview", "fsync", "layout"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
@@ -471,6 +499,18 @@ Config load_config(const std::optional<fs::path>& file, const std::vector<Overri
     }
     apply(c, node, Origin{label, cwd, false});
   }
+  {
+    const Distortion& d = c.registration.depth_distortion;
+    const bool any = std::any_of(d.coeffs.begin(), d.coeffs.end(), [](double x) { return x != 0.0; });
+    if (d.model == DistortionModel::None && any)
+      throw ConfigError(
+          "config key 'registration.depth_distortion': coeffs are given but the model is none; set "
+          "registration.depth_distortion.model (allowed values: inverse_brown_conrady)");
+    if (d.model != DistortionModel::None && !any)
+      throw ConfigError("config key 'registration.depth_distortion': model " + std::string(to_string(d.model)) +
+                        " needs the depth camera's coefficients [k1, k2, p1, p2, k3] in "
+                        "registration.depth_distortion.coeffs (all zero is no distortion: leave the key out)");
+  }
   if (c.depth.min > c.depth.max)
     throw ConfigError("config keys 'depth.min' (" + std::to_string(c.depth.min) + ") and 'depth.max' (" +
                       std::to_string(c.depth.max) + "): min must not exceed max");
@@ -565,6 +605,16 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::EndMap;
   e << YAML::Key << "registration" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "mode" << YAML::Value << std::string(to_string(c.registration.mode));
+  e << YAML::Key << "depth_distortion" << YAML::Value;
+  if (c.registration.depth_distortion.model == DistortionModel::None) {
+    e << YAML::Null;
+  } else {
+    e << YAML::BeginMap;
+    e << YAML::Key << "model" << YAML::Value << std::string(to_string(c.registration.depth_distortion.model));
+    e << YAML::Key << "coeffs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double x : c.registration.depth_distortion.coeffs) emit_number(e, x);
+    e << YAML::EndSeq << YAML::EndMap;
+  }
   e << YAML::EndMap;
   e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "dir" << YAML::Value << show_path(c.output.dir, relative_to);

@@ -325,6 +325,20 @@ ResolvedInput resolve_input(const Config& c) {
       layouts_detail::resolve_tum(r);
       break;
   }
+  // The depth camera's lens distortion (not in any camera file) joins the input's geometry; it only
+  // means something for depth that is reprojected from the depth camera.
+  const Distortion& distortion = r.config.registration.depth_distortion;
+  if (distortion.model != DistortionModel::None) {
+    DM_EXPECT(r.geometry.has_value(), ConfigError,
+              "config key 'registration.depth_distortion' applies to depth reprojected from a depth camera (such "
+              "as APC's raw/ with cam.info.txt), and "
+                  << layouts_detail::layout_label(r) << " provides no camera geometry");
+    r.geometry->depth_distortion = distortion;
+    if (!r.depth_from_depth_camera)
+      spdlog::warn("config key 'registration.depth_distortion' has no effect: the depth ({}) is already on the color "
+                   "camera's grid, not in the depth camera's frame",
+                   r.config.input.depth);
+  }
   const fs::path base = root.lexically_normal();
   for (size_t i = 0; i < r.listing.frames.size(); ++i) {
     FrameEntry& f = r.listing.frames[i];

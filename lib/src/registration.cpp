@@ -48,8 +48,9 @@ RegistrationPlan plan_registration(RegistrationMode configured, const std::optio
 ReprojectParams reproject_params(const CameraGeometry& g) {
   const double kd[4] = {g.depth.fx, g.depth.fy, g.depth.cx, g.depth.cy};
   const double kc[4] = {g.color.fx, g.color.fy, g.color.cx, g.color.cy};
+  const bool distorted = g.depth_distortion.model == DistortionModel::InverseBrownConrady;
   try {
-    return reproject_params(kd, g.depth_to_color.data(), kc);
+    return reproject_params(kd, g.depth_to_color.data(), kc, distorted ? g.depth_distortion.coeffs.data() : nullptr);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("camera geometry unusable for reprojection: ") + e.what());
   }

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <algorithm>
+#include <filesystem>
+#include <iterator>
 #include <limits>
 #include <opencv2/core.hpp>
 #include <optional>
@@ -121,6 +123,15 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     // wide, many threads contending for the same atomics.
     variants.push_back({"big_footprints", {}, dm::reproject_params(gs[0])});
     variants.back().proj.max_footprint = 100;
+    // The depth camera's inverse Brown-Conrady distortion: APC's coefficients with APC's extrinsic,
+    // and strong ones (every term far from zero) with the large turn.
+    dm::CameraGeometry apc = gs[0], turn = gs[1];
+    apc.depth_distortion.model = turn.depth_distortion.model = dm::DistortionModel::InverseBrownConrady;
+    std::copy(std::begin(dmtest::kApcDepthDistortion), std::end(dmtest::kApcDepthDistortion),
+              apc.depth_distortion.coeffs.begin());
+    turn.depth_distortion.coeffs = {0.3, -0.25, 0.02, -0.015, 0.1};
+    variants.push_back({"apc_distortion", {}, dm::reproject_params(apc)});
+    variants.push_back({"large_turn_strong_distortion", {}, dm::reproject_params(turn)});
   }
 
   const dmtest::TestStream stream;
@@ -208,7 +219,16 @@ TEST_P(RegisterBackendParity, FrameSlotOutputEqualsCpuBackend) {
         for (int y = 0; y < mask.rows; ++y)
           for (int x = 0; x < mask.cols; ++x) mask.at<uint8_t>(y, x) = static_cast<uint8_t>(label(rng));
         std::optional<dm::CameraGeometry> g;
-        if (mode == dm::RegistrationMode::Reproject) g = geometries(dsize, msize)[0];
+        if (mode == dm::RegistrationMode::Reproject) {
+          g = geometries(dsize, msize)[0];
+          // 16-bit depth with the depth camera's distortion (FrameSlot passes it to the kernels),
+          // float depth without.
+          if (dtype == CV_16UC1) {
+            g->depth_distortion.model = dm::DistortionModel::InverseBrownConrady;
+            std::copy(std::begin(dmtest::kApcDepthDistortion), std::end(dmtest::kApcDepthDistortion),
+                      g->depth_distortion.coeffs.begin());
+          }
+        }
         gold_slot.set_registration(mode, g);
         slot.set_registration(mode, g);
         gold_slot.set(depth, mask);
@@ -223,18 +243,16 @@ INSTANTIATE_TEST_SUITE_P(GpuBackends, RegisterBackendParity,
                          ::testing::Values(dm::BackendKind::Copy, dm::BackendKind::ZeroCopy, dm::BackendKind::Managed),
                          [](const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); });
 
-// The APC acceptance check with the GPU kernels: equal to the CPU loop, and the same bounds.
-TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment) {
-  DM_REQUIRE_GPU();
 #if DEPTHMASK_HAVE_CUDA
-  const auto scene = dmtest::apc_scene();
-  if (scene.empty()) GTEST_SKIP() << "real data not present: " << dmtest::shared_data_dir() / "apc-vision-toolbox";
-  const dm::CameraGeometry g = dm::read_apc_cam_info(scene / "cam.info.txt");
+namespace {
+// APC's raw/ frames [first, kApcFrames) reprojected with `g` on the GPU: equal to the CPU loop, and
+// the vendor-alignment bounds (the centre ones without distortion, the whole frame's with it).
+void check_apc_on_gpu(const std::filesystem::path& scene, const dm::CameraGeometry& g, int first, const char* label) {
   const dm::ReprojectParams params = dm::reproject_params(g);
   const dm::DepthDecode decode = dm::decode_with_scale(dmtest::kApcScale);
   const dmtest::TestStream stream;
   DM_CUDA_OK(stream.status());
-  for (int i = 0; i < dmtest::kApcFrames; ++i) {
+  for (int i = first; i < dmtest::kApcFrames; ++i) {
     const std::string id = dmtest::apc_id(i);
     SCOPED_TRACE("frame-" + id);
     const dmtest::ApcPair pair = dmtest::load_apc_pair(scene, id);
@@ -257,8 +275,37 @@ TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment
     cv::Mat got(gold.size(), CV_32FC1);
     DM_CUDA_OK(o.download(got));
     EXPECT_TRUE(same_pixels(gold, got));
-    dmtest::expect_vendor_alignment(got, pair.vendor_m, g, "gpu " + id);
+    if (g.depth_distortion.model == dm::DistortionModel::None)
+      dmtest::expect_vendor_alignment(got, pair.vendor_m, g, std::string(label) + " " + id);
+    else
+      dmtest::expect_vendor_alignment_whole_frame(got, pair.vendor_m, std::string(label) + " " + id);
   }
+}
+}  // namespace
+#endif
+
+// The APC acceptance check with the GPU kernels: equal to the CPU loop, and the same bounds.
+TEST(RegisterApcGpu, RawDepthReprojectedOnTheGpuMatchesCpuAndTheVendorsAlignment) {
+  DM_REQUIRE_GPU();
+#if DEPTHMASK_HAVE_CUDA
+  const auto scene = dmtest::apc_scene();
+  if (scene.empty()) GTEST_SKIP() << "real data not present: " << dmtest::shared_data_dir() / "apc-vision-toolbox";
+  check_apc_on_gpu(scene, dm::read_apc_cam_info(scene / "cam.info.txt"), 0, "gpu");
+#endif
+}
+
+// With the depth camera's distortion fitted on frame 0 (test_register.cpp says how): the whole
+// frame's bounds on frames 1-7, the GPU equal to the CPU.
+TEST(RegisterApcGpu, WithTheDepthDistortionTheWholeFrameMatchesOnTheGpu) {
+  DM_REQUIRE_GPU();
+#if DEPTHMASK_HAVE_CUDA
+  const auto scene = dmtest::apc_scene();
+  if (scene.empty()) GTEST_SKIP() << "real data not present: " << dmtest::shared_data_dir() / "apc-vision-toolbox";
+  dm::CameraGeometry g = dm::read_apc_cam_info(scene / "cam.info.txt");
+  g.depth_distortion.model = dm::DistortionModel::InverseBrownConrady;
+  std::copy(std::begin(dmtest::kApcDepthDistortion), std::end(dmtest::kApcDepthDistortion),
+            g.depth_distortion.coeffs.begin());
+  check_apc_on_gpu(scene, g, 1, "gpu distortion");
 #endif
 }
 

@@ -117,4 +117,20 @@ inline void expect_vendor_alignment(const cv::Mat& ours_m, const cv::Mat& vendor
   EXPECT_GE(all.covered(), 0.78);
 }
 
+// The bounds over the whole frame, for registration with the depth camera's distortion:
+// >= 95 % within 1 cm on pixels valid in both, >= 95 % of the vendor's valid pixels covered.
+inline void expect_vendor_alignment_whole_frame(const cv::Mat& ours_m, const cv::Mat& vendor_m, const std::string& label) {
+  const AlignmentScore all = score_alignment(ours_m, vendor_m);
+  std::printf("[ apc %s ] whole frame: within 1 cm %.4f (%zu of %zu), vendor's valid covered %.4f (%zu of %zu; ours "
+              "valid %zu)\n",
+              label.c_str(), all.within_1cm(), all.close, all.both, all.covered(), all.both, all.vendor_valid,
+              all.ours_valid);
+  EXPECT_GE(all.within_1cm(), 0.95);
+  EXPECT_GE(all.covered(), 0.95);
+}
+
+// APC's F200 depth camera distortion (inverse Brown-Conrady k1, k2, p1, p2, k3) as fitted on frame 0:
+// test_register.cpp (RegisterApc) says how.
+inline constexpr double kApcDepthDistortion[5] = {0.1415, 0.1190, 0.00441, 0.00559, -0.0781};
+
 }  // namespace dmtest

@@ -2,6 +2,8 @@
 // and intrinsics (inline, YAML file, 3x3 K text file).
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -101,6 +103,9 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.backend.device, b.backend.device);
   EXPECT_EQ(a.run.on_error, b.run.on_error);
   EXPECT_EQ(a.logging.level, b.logging.level);
+  EXPECT_EQ(a.registration.mode, b.registration.mode);
+  EXPECT_EQ(a.registration.depth_distortion.model, b.registration.depth_distortion.model);
+  EXPECT_EQ(a.registration.depth_distortion.coeffs, b.registration.depth_distortion.coeffs);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -154,6 +159,9 @@ TEST(ConfigEnums, ToStringAndParseAgree) {
   EXPECT_FALSE(depthmask::parse_on_error("retry").has_value());
   EXPECT_EQ(depthmask::parse_output_format("npy"), OutputFormat::Npy);
   EXPECT_FALSE(depthmask::parse_output_format("png").has_value());
+  for (auto m : {depthmask::DistortionModel::None, depthmask::DistortionModel::InverseBrownConrady})
+    EXPECT_EQ(depthmask::parse_distortion_model(depthmask::to_string(m)), m);
+  EXPECT_EQ(depthmask::to_string(depthmask::DistortionModel::InverseBrownConrady), "inverse_brown_conrady");
   EXPECT_EQ(depthmask::allowed_backend_kinds(), "auto, copy, zero_copy, managed, cpu");
 }
 
@@ -616,6 +624,56 @@ TEST_F(ConfigFile, ToYamlKeepsFullDoublePrecision) {
   c.depth.scale = 1.0 / 3.0;
   c.depth.max = 1.2345678912345;
   expect_same_config(c, round_trip(c, tmp_.path(), false));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// registration.depth_distortion
+
+TEST_F(ConfigFile, DepthDistortionModelAndCoefficients) {
+  const Config none = load_config(std::nullopt, {}, tmp_.path());
+  EXPECT_EQ(none.registration.depth_distortion.model, depthmask::DistortionModel::None);
+  EXPECT_TRUE(Contains(depthmask::to_yaml(none), "depth_distortion: ~"));
+
+  const Config c = load_config(write(R"(
+registration:
+  mode: reproject
+  depth_distortion:
+    model: inverse_brown_conrady
+    coeffs: [0.1415, 0.119, 0.00441, 0.00559, -0.0781]
+)"),
+                               {}, tmp_.path());
+  EXPECT_EQ(c.registration.mode, depthmask::RegistrationMode::Reproject);
+  EXPECT_EQ(c.registration.depth_distortion.model, depthmask::DistortionModel::InverseBrownConrady);
+  EXPECT_EQ(c.registration.depth_distortion.coeffs, (std::array<double, 5>{0.1415, 0.119, 0.00441, 0.00559, -0.0781}));
+  EXPECT_TRUE(c.is_explicit("registration.depth_distortion.coeffs"));
+  expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
+
+  // An override may change the coefficients alone (the model stays), and null removes the model.
+  const Config o = load_config(write("registration: {depth_distortion: {model: inverse_brown_conrady, coeffs: [1, 0, 0, 0, 0]}}\n"),
+                               sets({"registration.depth_distortion.coeffs=[0.2, 0, 0, 0, 0.5]"}), tmp_.path());
+  EXPECT_EQ(o.registration.depth_distortion.model, depthmask::DistortionModel::InverseBrownConrady);
+  EXPECT_EQ(o.registration.depth_distortion.coeffs, (std::array<double, 5>{0.2, 0, 0, 0, 0.5}));
+  const Config off = load_config(write("registration: {depth_distortion: {model: inverse_brown_conrady, coeffs: [1, 0, 0, 0, 0]}}\n"),
+                                 sets({"registration.depth_distortion=null"}), tmp_.path());
+  EXPECT_EQ(off.registration.depth_distortion.model, depthmask::DistortionModel::None);
+  EXPECT_EQ(off.registration.depth_distortion.coeffs, (std::array<double, 5>{}));
+}
+
+TEST_F(ConfigFile, DepthDistortionErrorsNameTheKey) {
+  std::string msg = error_of_file("registration:\n  depth_distortion:\n    model: inverse_brown_conrady\n    coeffs: [0.1, 0.2, 0, 0]\n");
+  EXPECT_TRUE(Contains(msg, "'registration.depth_distortion.coeffs'"));
+  EXPECT_TRUE(Contains(msg, "line 4"));
+  EXPECT_TRUE(Contains(msg, "5 coefficients [k1, k2, p1, p2, k3], got 4 numbers"));
+  msg = error_of_file("registration:\n  depth_distortion: {model: inverse_brown_conrady, coeffs: [0.1, .nan, 0, 0, 0]}\n");
+  EXPECT_TRUE(Contains(msg, "expected a finite number"));
+  msg = error_of_file("registration:\n  depth_distortion: {model: brown_conrady, coeffs: [0.1, 0, 0, 0, 0]}\n");
+  EXPECT_TRUE(Contains(msg, "allowed values: none, inverse_brown_conrady"));
+  msg = error_of_file("registration:\n  depth_distortion: {model: inverse_brown_conrady, k1: 0.1}\n");
+  EXPECT_TRUE(Contains(msg, "unknown config key 'registration.depth_distortion.k1'"));
+  msg = error_of_sets({"registration.depth_distortion.model=inverse_brown_conrady"});
+  EXPECT_TRUE(Contains(msg, "needs the depth camera's coefficients"));
+  msg = error_of_sets({"registration.depth_distortion.coeffs=[0.1, 0, 0, 0, 0]"});
+  EXPECT_TRUE(Contains(msg, "the model is none"));
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -526,6 +527,30 @@ TEST(ApcLayout, RawDepthAndExplicitEncoding) {
   EXPECT_EQ(r.config.depth.encoding, dm::DepthEncoding::Plain);
   EXPECT_DOUBLE_EQ(r.config.depth.scale, 0.001);
   EXPECT_EQ(r.listing.unmatched_files, 0u);  // the aligned depth is the other stream, not a stray
+}
+
+TEST(ApcLayout, DepthDistortionJoinsTheGeometryAndNeedsOne) {
+  TempDir tmp;
+  dmfix::write_apc(tmp.path());
+  const std::vector<std::string> distortion = {"registration.depth_distortion={model: inverse_brown_conrady, "
+                                               "coeffs: [0.14, 0.12, 0.0044, 0.0056, -0.078]}"};
+  std::vector<std::string> sets = distortion;
+  sets.push_back("input.depth=raw/frame-{id}.depth.png");
+  const dm::ResolvedInput r = resolve(tmp.path(), sets);
+  ASSERT_TRUE(r.geometry);
+  EXPECT_TRUE(r.depth_from_depth_camera);
+  EXPECT_EQ(r.geometry->depth_distortion.model, dm::DistortionModel::InverseBrownConrady);
+  EXPECT_EQ(r.geometry->depth_distortion.coeffs, (std::array<double, 5>{0.14, 0.12, 0.0044, 0.0056, -0.078}));
+  // Without it the geometry has none (cam.info.txt records no distortion).
+  const dm::ResolvedInput plain = resolve(tmp.path(), {"input.depth=raw/frame-{id}.depth.png"});
+  ASSERT_TRUE(plain.geometry);
+  EXPECT_EQ(plain.geometry->depth_distortion.model, dm::DistortionModel::None);
+  // A layout without a camera geometry refuses it.
+  TempDir tum;
+  dmfix::write_tum(tum.path());
+  const std::string msg = message_of<dm::ConfigError>([&] { resolve(tum.path(), distortion); });
+  EXPECT_TRUE(Contains(msg, "registration.depth_distortion"));
+  EXPECT_TRUE(Contains(msg, "provides no camera geometry"));
 }
 
 TEST(ApcLayout, TheRealSceneWhenPresent) {

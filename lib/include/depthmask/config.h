@@ -37,6 +37,8 @@ std::string_view to_string(DepthEncoding e);
 std::optional<DepthEncoding> parse_depth_encoding(std::string_view s);
 std::string_view to_string(RegistrationMode m);
 std::optional<RegistrationMode> parse_registration_mode(std::string_view s);
+std::string_view to_string(DistortionModel m);
+std::optional<DistortionModel> parse_distortion_model(std::string_view s);
 std::string_view to_string(OutputLayout l);
 std::optional<OutputLayout> parse_output_layout(std::string_view s);
 // Named depth scales (metres per raw unit): mm 0.001, 0.1mm 0.0001, tum 0.0002 (1/5000), d405 0.0001.
@@ -76,6 +78,10 @@ struct MaskConfig {
 
 struct RegistrationConfig {
   RegistrationMode mode = RegistrationMode::Auto;
+  // The depth camera's lens distortion for reprojection (APC raw/ with cam.info.txt, which does not
+  // record it). load_config() guarantees: model None with all-zero coeffs, or a model with coeffs
+  // that are finite and not all zero.
+  Distortion depth_distortion;
 };
 
 struct OutputConfig {

@@ -1,6 +1,7 @@
 // Pinhole camera intrinsics.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <string>
 
@@ -11,6 +12,17 @@ struct Intrinsics {
   int width = 0, height = 0;  // 0 when the source does not say
 
   bool valid() const { return fx > 0 && fy > 0; }
+};
+
+// Lens distortion models (the YAML words: none, inverse_brown_conrady).
+//   inverse_brown_conrady: librealsense's RS_DISTORTION_INVERSE_BROWN_CONRADY, the model of the
+//   SR300/F200 depth stream: five coefficients (k1, k2, p1, p2, k3) that map a pixel's pinhole ray to
+//   the undistorted ray (depthmask/kernels/register.h, DepthDistortion, gives the formula).
+enum class DistortionModel { None, InverseBrownConrady };
+
+struct Distortion {
+  DistortionModel model = DistortionModel::None;
+  std::array<double, 5> coeffs{};  // k1, k2, p1, p2, k3 (librealsense's order); zero with None
 };
 
 // Reads a text file holding a 3x3 row-major K (whitespace or comma separated, '#' comments allowed),

@@ -10,7 +10,9 @@
 //               pixels whose centres lie inside the bounding box of its four projected corners
 //               (u±0.5, v±0.5), as librealsense's align does, so that a longer target focal length
 //               leaves no holes. Where several depth pixels land on one target pixel the nearest
-//               surface (smallest z in the color frame) wins.
+//               surface (smallest z in the color frame) wins. Optionally the depth camera's lens
+//               distortion is undone when deprojecting (depth_ray(): librealsense's inverse
+//               Brown-Conrady model, which its align applies to SR300/F200 depth).
 //
 // Input depth is raw 16-bit (decoded to metres on the fly by decode_depth_m(), the one place that
 // knows the encoding) or float metres; either way invalid samples (raw 0, float <= 0, NaN, inf) are
@@ -112,11 +114,26 @@ DM_HD inline float resample_pixel(const ImageView<const DepthT>& src, int x, int
 // ---------------------------------------------------------------------------------------------------
 // Reproject.
 
+// How a depth pixel's pinhole ray is corrected for the depth camera's lens before it is scaled by z.
+enum class DepthDistortion : int {
+  None = 0,
+  // librealsense's RS_DISTORTION_INVERSE_BROWN_CONRADY, coefficients (k1, k2, p1, p2, k3): the pinhole
+  // coordinates (x, y) = ((u - cx) / fx, (v - cy) / fy) of a pixel become the undistorted ray
+  //   r2 = x^2 + y^2,  f = 1 + k1 r2 + k2 r2^2 + k3 r2^3
+  //   x' = x f + 2 p1 x y + p2 (r2 + 2 x^2)
+  //   y' = y f + 2 p2 x y + p1 (r2 + 2 y^2)
+  // (the coefficients undistort the image directly, so deprojection needs no iteration).
+  InverseBrownConrady = 1,
+};
+
 // Everything the reprojection needs, as floats (computed in double on the host, then rounded once).
 // Build it with reproject_params().
 struct ReprojectParams {
   // Depth camera, inverted: a depth pixel coordinate p maps to the normalised ray (p*ifx + ncx, ...).
   float ifx = 1.0f, ncx = 0.0f, ify = 1.0f, ncy = 0.0f;
+  // Depth camera lens: the model and its coefficients k1, k2, p1, p2, k3 (unused with None).
+  DepthDistortion distortion = DepthDistortion::None;
+  float k1 = 0.0f, k2 = 0.0f, p1 = 0.0f, p2 = 0.0f, k3 = 0.0f;
   // Depth-to-color rigid transform, row-major rotation and translation in metres.
   float r[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   float t[3] = {0, 0, 0};
@@ -133,10 +150,31 @@ struct Projected {
   float x, y, z;
 };
 
+// The normalised ray (x/z, y/z) of a point on a depth camera ray.
+struct Ray {
+  float x, y;
+};
+
+// The ray through depth pixel coordinate (px, py): the pinhole ray, corrected by the depth camera's
+// distortion model (see DepthDistortion). The polynomial is evaluated in Horner form with fmaf:
+// f = 1 + r2 (k1 + r2 (k2 + r2 k3)).
+DM_HD inline Ray depth_ray(float px, float py, const ReprojectParams& p) {
+  const float x = fmaf(px, p.ifx, p.ncx);
+  const float y = fmaf(py, p.ify, p.ncy);
+  if (p.distortion != DepthDistortion::InverseBrownConrady) return {x, y};
+  const float r2 = fmaf(x, x, mul_rn(y, y));
+  const float f = fmaf(r2, fmaf(r2, fmaf(r2, p.k3, p.k2), p.k1), 1.0f);
+  const float xy2 = mul_rn(2.0f, mul_rn(x, y));  // 2 x y (the doubling is exact)
+  const float ux = fmaf(x, f, fmaf(p.p1, xy2, mul_rn(p.p2, fmaf(mul_rn(2.0f, x), x, r2))));
+  const float uy = fmaf(y, f, fmaf(p.p2, xy2, mul_rn(p.p1, fmaf(mul_rn(2.0f, y), y, r2))));
+  return {ux, uy};
+}
+
 // Depth pixel coordinate (px, py) at depth z (metres, depth camera frame) in the color camera.
 DM_HD inline Projected reproject_point(float px, float py, float z, const ReprojectParams& p) {
-  const float X = mul_rn(fmaf(px, p.ifx, p.ncx), z);
-  const float Y = mul_rn(fmaf(py, p.ify, p.ncy), z);
+  const Ray ray = depth_ray(px, py, p);
+  const float X = mul_rn(ray.x, z);
+  const float Y = mul_rn(ray.y, z);
   const float Xc = fmaf(p.r[0], X, fmaf(p.r[1], Y, fmaf(p.r[2], z, p.t[0])));
   const float Yc = fmaf(p.r[3], X, fmaf(p.r[4], Y, fmaf(p.r[5], z, p.t[1])));
   const float Zc = fmaf(p.r[6], X, fmaf(p.r[7], Y, fmaf(p.r[8], z, p.t[2])));
@@ -221,8 +259,11 @@ ResampleMap resample_map(double src_fx, double src_fy, double src_cx, double src
                          double dst_cx, double dst_cy);
 // Without intrinsics: both images cover the same field of view (pixel edges aligned).
 ResampleMap resample_map_sizes(int src_cols, int src_rows, int dst_cols, int dst_rows);
-// depth K (fx, fy, cx, cy), row-major 4x4 depth-to-color transform (metres), color K.
-ReprojectParams reproject_params(const double depth_k[4], const double depth_to_color[16], const double color_k[4]);
+// depth K (fx, fy, cx, cy), row-major 4x4 depth-to-color transform (metres), color K; optionally the
+// depth camera's inverse Brown-Conrady coefficients (k1, k2, p1, p2, k3; nullptr: no distortion),
+// which must be finite.
+ReprojectParams reproject_params(const double depth_k[4], const double depth_to_color[16], const double color_k[4],
+                                 const double depth_inverse_brown_conrady[5] = nullptr);
 // The decode parameters the mask rule's parameters imply (the single mapping from MaskParams).
 DepthDecode depth_decode(const MaskParams& params);
 
