@@ -3,6 +3,7 @@
 #include <string>
 
 #include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/kernels/mask_variants.h"
 
 namespace depthmask {
 
@@ -41,6 +42,10 @@ void validate(const MaskParams& p) {
   if (p.invalid_raw_count < 0 || p.invalid_raw_count > kMaxInvalidRaw)
     throw std::invalid_argument("mask params: invalid value count " + std::to_string(p.invalid_raw_count) +
                                 " is outside 0.." + std::to_string(kMaxInvalidRaw));
+}
+
+std::string to_string(const MaskKernelVariant& v) {
+  return std::string(v.shape == MaskBlockShape::Threads32x8 ? "32x8" : "32x32") + (v.vectorized ? " vec" : " scalar");
 }
 
 }  // namespace depthmask

@@ -23,18 +23,38 @@ struct Views {
         out{job.out, job.out_step, job.rows, job.cols} {}
 };
 
+// One row of the plain pass: mask_pixel per pixel. `q` is the caller's local copy of the parameters:
+// nothing in the row can alias it, so the compiler keeps its fields in registers and hoists the
+// rule's per-frame choices out of the loop.
+template <class DepthT, class MaskT>
+inline void mask_row(const DepthT* d, const MaskT* m, float* o, int cols, const MaskParams& q) {
+  for (int x = 0; x < cols; ++x) o[x] = mask_pixel(d[x], m[x], q);
+}
+
+// The rows of band r. The common rule (a threshold test, no label list, no extra invalid depth
+// markers, plain 16-bit encoding) gets its own copy of the row loop with those settings as
+// constants: mask_pixel's label and marker loops and the APC branch then vanish after inlining and
+// the row is straight-line compares and selects, which the compiler vectorises (mixed u8/u16/float
+// lanes). Same rule, same bits; the other rules take the general loop.
+template <class DepthT, class MaskT>
+void mask_rows(const Views<DepthT, MaskT>& v, const tbb::blocked_range<int>& r, const MaskParams& p) {
+  MaskParams q = p;
+  if (p.label_count == 0 && p.invalid_raw_count == 0 && !p.apc_encoding) {
+    q.label_count = 0;
+    q.invalid_raw_count = 0;
+    q.apc_encoding = false;
+    for (int y = r.begin(); y != r.end(); ++y) mask_row(v.depth.row(y), v.mask.row(y), v.out.row(y), v.out.cols, q);
+  } else {
+    for (int y = r.begin(); y != r.end(); ++y) mask_row(v.depth.row(y), v.mask.row(y), v.out.row(y), v.out.cols, q);
+  }
+}
+
 template <class DepthT, class MaskT>
 void run_rows(const MaskJob& job, const MaskParams& p) {
   const Views<DepthT, MaskT> v(job);
   // Grain of 16 rows: a 640-wide row is ~3 KB of traffic, too little to be worth a task on its own.
-  tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16), [&](const tbb::blocked_range<int>& r) {
-    for (int y = r.begin(); y != r.end(); ++y) {
-      const DepthT* d = v.depth.row(y);
-      const MaskT* m = v.mask.row(y);
-      float* o = v.out.row(y);
-      for (int x = 0; x < job.cols; ++x) o[x] = mask_pixel(d[x], m[x], p);
-    }
-  });
+  tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16),
+                    [&](const tbb::blocked_range<int>& r) { mask_rows(v, r, p); });
 }
 
 // Erode: per band of output rows, the mask tests of the band plus an n-pixel border (1 outside the

@@ -1,5 +1,11 @@
-// The masking kernel: one fused pass over 32x32 tiles (raw depth + mask in, float metres out).
+// The masking kernel: one fused pass over 32x32 tiles (raw depth + mask in, float metres out), in the
+// variants of mask_variants.h (32x8 or 32x32 threads per tile, scalar or four pixels per access), and
+// its batched launch (several same-sized frames, blockIdx.z picks one).
 #include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "depthmask/detail/cuda_check.h"
 #include "depthmask/kernels/mask_kernel.h"
@@ -10,16 +16,108 @@ namespace depthmask {
 
 namespace {
 
-// The shared 32x8-threads-per-32x32-tile shape (tiling.cuh). Issue #4 measures the alternatives
-// (32x32 threads, vector loads); this is the plain baseline.
+// The variant launch_mask() uses: one constant, to be set from measurements on the target GPU
+// (bench/micro: `depthmask_microbench --benchmark_filter=GpuMask`).
+constexpr MaskKernelVariant kDefaultVariant{MaskBlockShape::Threads32x8, true};
+// Every variant this build carries; the default is listed first by mask_kernel_variants().
+constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true},
+                                              {MaskBlockShape::Threads32x8, false},
+                                              {MaskBlockShape::Threads32x32, true},
+                                              {MaskBlockShape::Threads32x32, false}};
+
 using tiling::kBlockRows;
 using tiling::kTile;
 
-template <class DepthT, class MaskT>
-__global__ void is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out,
-                        MaskParams p) {
-  tiling::for_tile_pixels(out.rows, out.cols,
-                          [&](int x, int y) { out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p); });
+// Pixels per chunk of the vectorised variants, for every pixel type: 4 floats out is one 16-byte
+// store, so every warp-wide store of the largest stream is one contiguous 512-byte segment. Depth
+// reads 16 bytes (float) or 8 bytes (u16) per thread, the mask 4 (u8) or 8 (u16), each contiguous
+// across the warp. (8 u16 depth pixels per thread would read 16 bytes but write two float4 32 bytes
+// apart per thread, so each warp-wide store would touch twice the span half filled.)
+constexpr int kVec = 4;
+
+// Four consecutive elements from a pointer aligned to 4 elements, in one load.
+__device__ __forceinline__ void load4(const float* p, float (&v)[kVec]) {
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+__device__ __forceinline__ void load4(const uint16_t* p, uint16_t (&v)[kVec]) {
+  const uint2 q = *reinterpret_cast<const uint2*>(p);  // little-endian: the lower half is the first
+  v[0] = static_cast<uint16_t>(q.x & 0xFFFFu), v[1] = static_cast<uint16_t>(q.x >> 16);
+  v[2] = static_cast<uint16_t>(q.y & 0xFFFFu), v[3] = static_cast<uint16_t>(q.y >> 16);
+}
+__device__ __forceinline__ void load4(const uint8_t* p, uint8_t (&v)[kVec]) {
+  const uint32_t q = *reinterpret_cast<const uint32_t*>(p);
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) v[i] = static_cast<uint8_t>((q >> (8 * i)) & 0xFFu);
+}
+
+// Where a plane's row stands within its 4-element alignment: the plane is aligned for load4 (and
+// float4 stores) at pixel x exactly when (phase + x) % 4 == 0. Pointers are element-aligned (validate).
+template <class T>
+__device__ __forceinline__ int phase(const T* p) {
+  return static_cast<int>((reinterpret_cast<uintptr_t>(p) / sizeof(T)) % kVec);
+}
+
+// One 32x32 tile of the plain (non-erode) pass; every pixel is mask_pixel() of mask_rule.h, scalar or
+// four at a time. BlockRows: 8 (each thread walks 4 rows) or 32 (one row each).
+template <int BlockRows, bool Vectorized, class DepthT, class MaskT>
+__device__ __forceinline__ void mask_tile(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
+                                          const ImageView<float>& out, const MaskParams& p) {
+  const auto one = [&](int x, int y) { out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p); };
+  if constexpr (!Vectorized) {
+    tiling::for_tile_pixels<BlockRows>(out.rows, out.cols, one);
+  } else {
+    // The three planes can be vectorised together when their rows share a phase; the head is the
+    // pixels before the first aligned one. Otherwise (planes offset differently) the row is scalar.
+    const auto head = [&](int y) {
+      const int ph = phase(out.row(y));
+      return (phase(depth.row(y)) == ph && phase(mask.row(y)) == ph) ? (kVec - ph) % kVec : -1;
+    };
+    const auto vec = [&](int x0, int y) {
+      DepthT d[kVec];
+      MaskT m[kVec];
+      load4(depth.row(y) + x0, d);
+      load4(mask.row(y) + x0, m);
+      float4 o;
+      o.x = mask_pixel(d[0], m[0], p);
+      o.y = mask_pixel(d[1], m[1], p);
+      o.z = mask_pixel(d[2], m[2], p);
+      o.w = mask_pixel(d[3], m[3], p);
+      *reinterpret_cast<float4*>(out.row(y) + x0) = o;
+    };
+    tiling::for_tile_chunks<BlockRows, kVec>(out.rows, out.cols, head, vec, one);
+  }
+}
+
+template <int BlockRows, bool Vectorized, class DepthT, class MaskT>
+__global__ void __launch_bounds__(kTile* BlockRows)
+    is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out, MaskParams p) {
+  mask_tile<BlockRows, Vectorized>(depth, mask, out, p);
+}
+
+// Up to kMaxBatchedJobs same-sized frames, passed by value as the kernel's parameter (about 1.5 KB,
+// well inside the 4 KB parameter limit): blockIdx.z picks the frame.
+struct BatchFrame {
+  const void* depth;
+  size_t depth_step;
+  const void* mask;
+  size_t mask_step;
+  float* out;
+  size_t out_step;
+};
+struct MaskBatch {
+  BatchFrame frames[kMaxBatchedJobs];
+  int rows;
+  int cols;
+};
+
+template <int BlockRows, bool Vectorized, class DepthT, class MaskT>
+__global__ void __launch_bounds__(kTile* BlockRows) is_mask_batch(MaskBatch b, MaskParams p) {
+  const BatchFrame& f = b.frames[blockIdx.z];
+  const ImageView<const DepthT> depth{static_cast<const DepthT*>(f.depth), f.depth_step, b.rows, b.cols};
+  const ImageView<const MaskT> mask{static_cast<const MaskT*>(f.mask), f.mask_step, b.rows, b.cols};
+  const ImageView<float> out{f.out, f.out_step, b.rows, b.cols};
+  mask_tile<BlockRows, Vectorized>(depth, mask, out, p);
 }
 
 // Erode, fused: the block's 32x32 output tile plus an n-pixel halo of mask-test results in shared
@@ -65,14 +163,52 @@ __global__ void is_mask_eroded(ImageView<const DepthT> depth, ImageView<const Ma
   }
 }
 
-template <class DepthT, class MaskT>
-void launch_typed(const MaskJob& job, const MaskParams& p, cudaStream_t stream) {
-  const ImageView<const DepthT> depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols};
-  const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
-  const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
-  const dim3 grid = tiling::grid(job.rows, job.cols);
-  if (p.erode > 0) is_mask_eroded<DepthT, MaskT><<<grid, tiling::block(), 0, stream>>>(depth, mask, out, p);
-  else is_mask<DepthT, MaskT><<<grid, tiling::block(), 0, stream>>>(depth, mask, out, p);
+// Calls f(DepthT{}, MaskT{}) with the job's pixel types.
+template <class F>
+void with_types(DepthType depth_type, MaskType mask_type, F&& f) {
+  const bool d16 = depth_type == DepthType::U16;
+  const bool m8 = mask_type == MaskType::U8;
+  if (d16 && m8) f(uint16_t{}, uint8_t{});
+  else if (d16) f(uint16_t{}, uint16_t{});
+  else if (m8) f(float{}, uint8_t{});
+  else f(float{}, uint16_t{});
+}
+
+// Calls f(std::integral_constant<int, BlockRows>{}, std::bool_constant<Vectorized>{}) for `v`.
+template <class F>
+void with_variant(const MaskKernelVariant& v, F&& f) {
+  const bool rows8 = v.shape == MaskBlockShape::Threads32x8;
+  if (rows8 && v.vectorized) f(std::integral_constant<int, 8>{}, std::true_type{});
+  else if (rows8) f(std::integral_constant<int, 8>{}, std::false_type{});
+  else if (v.vectorized) f(std::integral_constant<int, kTile>{}, std::true_type{});
+  else f(std::integral_constant<int, kTile>{}, std::false_type{});
+}
+
+template <bool Vectorized>
+dim3 grid_for(int rows, int cols) {
+  if constexpr (Vectorized) return tiling::chunk_grid<kVec>(rows, cols);
+  else return tiling::grid(rows, cols);
+}
+
+// The launch for one validated, non-empty job.
+void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant& variant, cudaStream_t stream) {
+  with_types(job.depth_type, job.mask_type, [&](auto depth_tag, auto mask_tag) {
+    using DepthT = decltype(depth_tag);
+    using MaskT = decltype(mask_tag);
+    const ImageView<const DepthT> depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols};
+    const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
+    const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
+    if (p.erode > 0) {  // every variant erodes with the one shared-memory kernel (32x8 threads)
+      is_mask_eroded<DepthT, MaskT><<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, mask, out, p);
+      return;
+    }
+    with_variant(variant, [&](auto rows_tag, auto vec_tag) {
+      constexpr int kRows = decltype(rows_tag)::value;
+      constexpr bool kVectorized = decltype(vec_tag)::value;
+      is_mask<kRows, kVectorized, DepthT, MaskT>
+          <<<grid_for<kVectorized>(job.rows, job.cols), tiling::block<kRows>(), 0, stream>>>(depth, mask, out, p);
+    });
+  });
   DM_CUDA(cudaGetLastError());
 }
 
@@ -80,31 +216,69 @@ void launch_typed(const MaskJob& job, const MaskParams& p, cudaStream_t stream) 
 
 bool have_cuda_kernels() noexcept { return true; }
 
-void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stream) {
+std::vector<MaskKernelVariant> mask_kernel_variants() {
+  std::vector<MaskKernelVariant> all{kDefaultVariant};
+  for (const MaskKernelVariant& v : kAllVariants)
+    if (v.shape != kDefaultVariant.shape || v.vectorized != kDefaultVariant.vectorized) all.push_back(v);
+  return all;
+}
+
+MaskKernelVariant default_mask_kernel_variant() { return kDefaultVariant; }
+
+void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
+                         CUstream_st* stream) {
   validate(job);
   validate(params);
   if (job.rows == 0 || job.cols == 0) return;
   tiling::check_rows("mask job", job.rows);
-  const bool d16 = job.depth_type == DepthType::U16;
-  const bool m8 = job.mask_type == MaskType::U8;
-  if (d16 && m8) launch_typed<uint16_t, uint8_t>(job, params, stream);
-  else if (d16) launch_typed<uint16_t, uint16_t>(job, params, stream);
-  else if (m8) launch_typed<float, uint8_t>(job, params, stream);
-  else launch_typed<float, uint16_t>(job, params, stream);
+  launch_one(job, params, variant, stream);
 }
 
-// Placeholder until the vectorised variants land (issue #4): one variant, the current kernel.
-std::vector<MaskKernelVariant> mask_kernel_variants() { return {MaskKernelVariant{MaskBlockShape::Threads32x8, false}}; }
-MaskKernelVariant default_mask_kernel_variant() { return mask_kernel_variants().front(); }
-std::string to_string(const MaskKernelVariant& v) {
-  return std::string(v.shape == MaskBlockShape::Threads32x8 ? "32x8" : "32x32") + (v.vectorized ? " vec" : " scalar");
+void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stream) {
+  launch_mask_variant(job, params, kDefaultVariant, stream);
 }
-void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant&, CUstream_st* stream) {
-  launch_mask(job, params, stream);
-}
+
 void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream) {
-  DM_EXPECT(count >= 0 && count <= kMaxBatchedJobs, std::invalid_argument, "launch_mask_batch: " << count << " jobs");
-  for (int i = 0; i < count; ++i) launch_mask(jobs[i], params, stream);
+  DM_EXPECT(count >= 0 && count <= kMaxBatchedJobs, std::invalid_argument,
+            "launch_mask_batch: " << count << " jobs (0.." << kMaxBatchedJobs << " per call)");
+  if (count == 0) return;
+  DM_EXPECT(jobs != nullptr, std::invalid_argument, "launch_mask_batch: jobs is null");
+  validate(params);
+  const MaskJob& first = jobs[0];
+  // Everything is checked before anything is enqueued: a rejected batch launches nothing.
+  for (int i = 0; i < count; ++i) {
+    const MaskJob& j = jobs[i];
+    validate(j);
+    DM_EXPECT(j.rows == first.rows && j.cols == first.cols && j.depth_type == first.depth_type &&
+                  j.mask_type == first.mask_type,
+              std::invalid_argument,
+              "launch_mask_batch: job " << i << " (" << j.cols << "x" << j.rows << ") differs from job 0 ("
+                                        << first.cols << "x" << first.rows
+                                        << ") in size or pixel types; a batch holds frames of one size and type");
+  }
+  if (first.rows == 0 || first.cols == 0) return;
+  tiling::check_rows("mask batch", first.rows);
+  if (params.erode > 0) {  // the erode kernel has no batched form: one launch per frame
+    for (int i = 0; i < count; ++i) launch_one(jobs[i], params, kDefaultVariant, stream);
+    return;
+  }
+  MaskBatch b{};
+  for (int i = 0; i < count; ++i)
+    b.frames[i] = BatchFrame{jobs[i].depth, jobs[i].depth_step, jobs[i].mask, jobs[i].mask_step, jobs[i].out,
+                             jobs[i].out_step};
+  b.rows = first.rows, b.cols = first.cols;
+  with_types(first.depth_type, first.mask_type, [&](auto depth_tag, auto mask_tag) {
+    using DepthT = decltype(depth_tag);
+    using MaskT = decltype(mask_tag);
+    with_variant(kDefaultVariant, [&](auto rows_tag, auto vec_tag) {
+      constexpr int kRows = decltype(rows_tag)::value;
+      constexpr bool kVectorized = decltype(vec_tag)::value;
+      dim3 grid = grid_for<kVectorized>(first.rows, first.cols);
+      grid.z = static_cast<unsigned>(count);
+      is_mask_batch<kRows, kVectorized, DepthT, MaskT><<<grid, tiling::block<kRows>(), 0, stream>>>(b, params);
+    });
+  });
+  DM_CUDA(cudaGetLastError());
 }
 
 }  // namespace depthmask

@@ -17,9 +17,6 @@ namespace {
 void launch_mask(const MaskJob&, const MaskParams&, CUstream_st*) { no_cuda(); }
 std::vector<MaskKernelVariant> mask_kernel_variants() { return {}; }
 MaskKernelVariant default_mask_kernel_variant() { return {}; }
-std::string to_string(const MaskKernelVariant& v) {
-  return std::string(v.shape == MaskBlockShape::Threads32x8 ? "32x8" : "32x32") + (v.vectorized ? " vec" : " scalar");
-}
 void launch_mask_variant(const MaskJob&, const MaskParams&, const MaskKernelVariant&, CUstream_st*) { no_cuda(); }
 void launch_mask_batch(const MaskJob*, int, const MaskParams&, CUstream_st*) { no_cuda(); }
 

@@ -1,6 +1,12 @@
-// The launch shape every depthmask kernel shares: a block of 32x8 threads covers a 32x32 tile, each
-// thread walking 4 rows of its column. Warps read whole 32-pixel row segments (coalesced), and a
-// quarter as many threads as pixels amortise the index arithmetic. Device code only (.cu files).
+// The launch shape every depthmask kernel shares: a block of 32 x BlockRows threads covers a 32x32
+// tile, each thread walking 32 / BlockRows rows of its column (BlockRows 8 by default: each thread
+// walks 4 rows). Warps read whole 32-element row segments (coalesced). Device code only (.cu files).
+//
+// Two walks over a tile:
+//   for_tile_pixels: one pixel per thread and row (a tile is 32x32 pixels);
+//   for_tile_chunks: one chunk of V consecutive pixels per thread and row (a tile is 32 chunks, i.e.
+//                    32*V pixels, wide and 32 rows high), so a warp covers 32*V consecutive pixels of
+//                    one row and each of its vector accesses is one contiguous warp-wide segment.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,7 +20,11 @@ namespace depthmask::tiling {
 constexpr int kTile = 32;
 constexpr int kBlockRows = 8;
 
-inline dim3 block() { return dim3(kTile, kBlockRows); }
+template <int BlockRows = kBlockRows>
+inline dim3 block() {
+  static_assert(BlockRows > 0 && kTile % BlockRows == 0, "block rows must divide the tile");
+  return dim3(kTile, BlockRows);
+}
 inline dim3 grid(int rows, int cols) { return dim3((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile); }
 
 // gridDim.y is limited to 65535 tiles.
@@ -24,15 +34,54 @@ inline void check_rows(const char* what, int rows) {
 }
 
 // Calls f(x, y) for this thread's pixels of its block's tile inside a rows x cols image.
-template <class F>
+template <int BlockRows = kBlockRows, class F>
 __device__ __forceinline__ void for_tile_pixels(int rows, int cols, F&& f) {
   const int x = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
   if (x >= cols) return;
   const int y0 = static_cast<int>(blockIdx.y) * kTile + static_cast<int>(threadIdx.y);
 #pragma unroll
-  for (int k = 0; k < kTile; k += kBlockRows) {
+  for (int k = 0; k < kTile; k += BlockRows) {
     const int y = y0 + k;
     if (y < rows) f(x, y);
+  }
+}
+
+// The vector walk's grid. A row's chunks start `shift` (0..V-1) pixels before column 0 (see
+// for_tile_chunks), so a row of `cols` pixels spans at most ceil((cols + V - 1) / V) chunks.
+template <int V>
+inline dim3 chunk_grid(int rows, int cols) {
+  const int chunks = (cols + 2 * V - 2) / V;
+  return dim3((chunks + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
+}
+
+// The vector walk over this thread's rows of its block's tile (a tile is 32 chunks of V pixels wide).
+// Rows may start anywhere (ROIs, odd widths, odd steps), so the alignment is decided per row:
+// head(y) returns how many pixels (0..V-1) precede the row's first pixel at which every plane is
+// V-pixel aligned, or -1 when the planes cannot be aligned together. Chunks are laid out from that
+// pixel, so chunk c covers pixels [c*V - shift, c*V - shift + V) with shift = (V - head) % V.
+// A chunk wholly inside an aligned row goes to vec(x0, y) (x0 is then V-pixel aligned in every
+// plane); the head, the tail and every chunk of a row that cannot be aligned go pixel by pixel to
+// one(x, y).
+template <int BlockRows, int V, class Head, class Vec, class One>
+__device__ __forceinline__ void for_tile_chunks(int rows, int cols, Head&& head, Vec&& vec, One&& one) {
+  const int c = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
+  if (c * V - (V - 1) >= cols) return;  // past the last pixel whatever the shift
+  const int y0 = static_cast<int>(blockIdx.y) * kTile + static_cast<int>(threadIdx.y);
+#pragma unroll
+  for (int k = 0; k < kTile; k += BlockRows) {
+    const int y = y0 + k;
+    if (y >= rows) break;
+    const int h = head(y);
+    const int x0 = c * V - (h > 0 ? V - h : 0);
+    if (h >= 0 && x0 >= 0 && x0 + V <= cols) {
+      vec(x0, y);
+    } else {
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const int x = x0 + i;
+        if (x >= 0 && x < cols) one(x, y);
+      }
+    }
   }
 }
 

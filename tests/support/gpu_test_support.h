@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -62,15 +63,22 @@ inline cv::Mat mask_cpu_gold(const cv::Mat& depth, const cv::Mat& mask, const de
 // and writes outside the ROI show.
 class DeviceImage {
  public:
-  DeviceImage(cv::Size size, size_t elem, int ox, int oy, int pad_cols, int pad_rows)
+  // `step` 0: cudaMallocPitch's pitch (rows 512-byte aligned). Otherwise that row step in bytes
+  // (at least the allocated width), so rows can start at any element boundary (odd steps).
+  DeviceImage(cv::Size size, size_t elem, int ox, int oy, int pad_cols, int pad_rows, size_t step = 0)
       : size_(size), elem_(elem), ox_(ox), oy_(oy),
         width_bytes_(static_cast<size_t>(size.width + ox + pad_cols) * elem), height_(size.height + oy + pad_rows) {
-    status_ = cudaMallocPitch(&base_, &pitch_, width_bytes_, static_cast<size_t>(height_));
+    if (step == 0) {
+      status_ = cudaMallocPitch(&base_, &pitch_, width_bytes_, static_cast<size_t>(height_));
+    } else {
+      width_bytes_ = pitch_ = std::max(step, width_bytes_);
+      status_ = cudaMalloc(&base_, pitch_ * static_cast<size_t>(height_));
+    }
     if (status_ == cudaSuccess) status_ = cudaMemset2D(base_, pitch_, 0x5A, width_bytes_, static_cast<size_t>(height_));
   }
   // The same holding `src` in its ROI, and waited for (see the ordering note at the top).
-  DeviceImage(const cv::Mat& src, int ox, int oy, int pad_cols, int pad_rows)
-      : DeviceImage(src.size(), src.elemSize(), ox, oy, pad_cols, pad_rows) {
+  DeviceImage(const cv::Mat& src, int ox, int oy, int pad_cols, int pad_rows, size_t step = 0)
+      : DeviceImage(src.size(), src.elemSize(), ox, oy, pad_cols, pad_rows, step) {
     EXPECT_EQ(status_, cudaSuccess);
     EXPECT_EQ(upload(src), cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
