@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "depthmask/backend.h"
+#include "depthmask/bench.h"
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/layouts.h"
@@ -14,6 +15,7 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
+#include "depthmask/writers.h"
 #include "progress.h"
 
 namespace fs = std::filesystem;
@@ -155,6 +157,41 @@ int cmd_synth(const SynthOptions& o) {
   write_synthetic_dataset(fs::path(o.output), o.frames, w, h);
   std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames, w,
               h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());
+  return kOk;
+}
+
+int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
+  // The measured runs' own log lines (backend choices, layout notes on the generated datasets) would
+  // drown the progress lines and the table; errors still show.
+  setup_logging("error");
+  bench::BenchOptions b = o.quick ? bench::quick_options() : bench::BenchOptions{};
+  if (o.sizes) b.sizes = bench::parse_sizes(*o.sizes);
+  if (o.backends) b.backends = bench::parse_backends(*o.backends);
+  if (o.frames) {
+    if (*o.frames <= 0) throw ConfigError("--frames " + std::to_string(*o.frames) + ": expected 1..100000");
+    b.frames = *o.frames;
+  }
+  if (o.iterations) b.iterations = *o.iterations;
+  b.end_to_end = !o.skip_end_to_end;
+  b.command_line = o.command_line;
+  const fs::path out(o.out);
+  ensure_output_dir(out);  // fail before minutes of measuring, not after
+  // SIGINT/SIGTERM: the progress callback (called between measurements) unwinds the bench, whose
+  // scratch datasets and buffers are then released on the way out.
+  struct Interrupted {};
+  bench::BenchReport r;
+  try {
+    r = bench::run_bench(b, [&stop](const std::string& s) {
+      if (stop.load()) throw Interrupted{};
+      std::fprintf(stderr, "bench: %s\n", s.c_str());
+    });
+  } catch (const Interrupted&) {
+    std::fprintf(stderr, "depthmask: bench interrupted; nothing written\n");
+    return kInterrupted;
+  }
+  bench::write_report(r, out);
+  std::cout << bench::to_markdown(r) << "\ndepthmask: wrote " << (out / "bench.md").string() << ", "
+            << (out / "bench.json").string() << " and " << (out / "bench.png").string() << "\n";
   return kOk;
 }
 

@@ -33,4 +33,14 @@ struct SynthOptions {
 };
 int cmd_synth(const SynthOptions& o);
 
+struct BenchCliOptions {
+  std::string out = "bench-results";
+  std::optional<std::string> sizes, backends;
+  std::optional<int> frames, iterations;
+  bool quick = false;
+  bool skip_end_to_end = false;
+  std::string command_line;  // recorded in the report
+};
+int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop);
+
 }  // namespace depthmask::app

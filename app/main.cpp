@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <string>
 
 #include "commands.h"
 #include "depthmask/errors.h"
@@ -49,6 +50,22 @@ int main(int argc, char** argv) {
   synth_cmd->add_option("-n,--frames", synth.frames, "Number of frames")->capture_default_str();
   synth_cmd->add_option("-s,--size", synth.size, "Frame size WIDTHxHEIGHT")->capture_default_str();
 
+  BenchCliOptions bench;
+  auto* bench_cmd =
+      cli.add_subcommand("bench",
+                         "Measure bandwidth ceilings, the kernel, one-frame latency per backend and `run` end to end; "
+                         "writes bench.md, bench.json and bench.png");
+  bench_cmd->add_option("-o,--out", bench.out, "Output folder")->capture_default_str();
+  bench_cmd->add_option("--sizes", bench.sizes, "Frame sizes, e.g. 640x480,1280x720,1920x1080,3840x2160 (the default)");
+  bench_cmd->add_option("--frames", bench.frames,
+                        "End-to-end dataset frames per size (default: 64 at 640x480 down to 12 at 4K)");
+  bench_cmd->add_option("--iterations", bench.iterations, "Timed one-frame repetitions per row (default 200)");
+  bench_cmd->add_option("--backends", bench.backends,
+                        "Backends to measure, e.g. cpu,copy,zero_copy,managed (the default)");
+  bench_cmd->add_flag("--quick", bench.quick, "Tiny sizes, counts and timing windows (for tests; numbers mean little)");
+  bench_cmd->add_flag("--skip-end-to-end", bench.skip_end_to_end, "Leave out the end-to-end `run` comparison");
+  for (int i = 0; i < argc; ++i) bench.command_line += (i ? " " : "") + std::string(argv[i]);
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,6 +80,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run, g_stop);
     if (*info_cmd) return cmd_info(info);
     if (*synth_cmd) return cmd_synth(synth);
+    if (*bench_cmd) return cmd_bench(bench, g_stop);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "depthmask: configuration error: %s\n", e.what());
     return kUsage;

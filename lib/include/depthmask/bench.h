@@ -1,0 +1,186 @@
+// `depthmask bench` (issue #4): the measurements behind the performance targets, in one run.
+//
+// Ceilings (device-to-device copy, pinned and pageable host<->device), the masking kernel alone on
+// device-resident data per backend and per kernel variant, one frame host to host through FrameSlot
+// per backend, the CPU loop on one thread against cv::Mat::copyTo, and `run` end to end on a generated
+// dataset against a naive serial OpenCV loop and the codec bound. GPU parts report why they were
+// skipped on machines (or builds) without a usable GPU. Knows nothing of the command line: the CLI
+// fills BenchOptions and prints what to_markdown() gives.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "depthmask/config.h"
+
+namespace depthmask::bench {
+
+struct FrameSize {
+  int width = 0, height = 0;
+  std::string label() const;  // "640x480"
+  size_t pixels() const { return static_cast<size_t>(width) * static_cast<size_t>(height); }
+};
+// "640x480,1920x1080": throws ConfigError naming the bad item (sizes 1..16384 each).
+std::vector<FrameSize> parse_sizes(const std::string& list);
+// "cpu,copy": throws ConfigError for an unknown word or `auto` (the bench measures concrete backends).
+std::vector<BackendKind> parse_backends(const std::string& list);
+
+struct BenchOptions {
+  std::vector<FrameSize> sizes{{640, 480}, {1280, 720}, {1920, 1080}, {3840, 2160}};
+  int frames = 0;        // end-to-end dataset frames per size; 0: default_frames(size)
+  int iterations = 200;  // timed host-to-host repetitions per row (also capped by time)
+  std::vector<BackendKind> backends{BackendKind::Cpu, BackendKind::Copy, BackendKind::ZeroCopy, BackendKind::Managed};
+  bool quick = false;  // short timing windows and small working sets: for tests, numbers not meaningful
+  bool end_to_end = true;
+  int device = 0;
+  std::string command_line;  // recorded in the report as given
+};
+// What --quick means: two tiny sizes, 4 frames, 20 iterations (sizes/frames/iterations given
+// explicitly still win in the CLI).
+BenchOptions quick_options();
+
+// ---- statistics and arithmetic (unit-tested) ----
+
+// The p-th percentile (0..100) of `samples` by linear interpolation between closest ranks (numpy's
+// default). NaN for no samples.
+double percentile(std::vector<double> samples, double p);
+
+struct Stats {
+  size_t n = 0;
+  double mean = 0, p50 = 0, p99 = 0, min = 0, max = 0;
+};
+Stats summarize(const std::vector<double>& samples);
+
+// The codec bound: `threads` cores each decoding and encoding whole frames, nothing else:
+// threads / (decode + encode seconds per frame). 0 when the times are not positive.
+double codec_bound_fps(unsigned threads, double decode_s, double encode_s);
+
+// How many frames of `frame_bytes` to rotate among so the working set is at least `factor` x the
+// L2 cache (at least `min_frames`; a multiple of `multiple_of`).
+size_t rotation_frames(size_t frame_bytes, size_t l2_bytes, double factor, size_t min_frames = 2,
+                       size_t multiple_of = 1);
+
+// Default end-to-end frame count: 64 at 640x480, falling with the square root of the pixel count to
+// 12 at 3840x2160 (clamped to 12..64).
+int default_frames(const FrameSize& s);
+
+// ---- the report ----
+
+struct MachineInfo {
+  std::string cpu_model;
+  unsigned hardware_threads = 0;
+  std::string gpu_name;                   // empty: none
+  std::string cuda_runtime, cuda_driver;  // "13.0"; empty when not built with CUDA / no driver
+  bool cuda_built = false;
+  std::string build_type;
+  std::string date_utc;  // ISO 8601
+  std::string version;
+};
+
+// One bandwidth ceiling. bytes counts what moved per repetition (D2D: read + write = 2x the size).
+struct Ceiling {
+  std::string name;     // d2d, h2d_pinned, d2h_pinned, bidir_pinned, h2d_pageable, d2h_pageable, bidir_pageable
+  double gb_per_s = 0;  // 1e9 bytes per second
+  size_t buffer_bytes = 0;
+  size_t bytes_per_rep = 0;
+  int reps = 0;
+  std::string note;
+};
+
+// The kernel alone on data already where the backend's kernel reads it.
+struct KernelRow {
+  FrameSize size;
+  std::string depth;    // "f32" | "u16" (mask is always u8, out f32)
+  std::string backend;  // copy | managed | zero_copy
+  std::string variant;  // to_string(variant), "launch_mask", or "batch N"
+  int batch = 1;        // frames per launch
+  size_t frames_rotated = 0;
+  size_t working_set_bytes = 0;
+  long long launches = 0;  // frames processed in the best timed repetition
+  double us_per_frame = 0;
+  double gb_per_s = 0;       // (depth read + mask read + out write) bytes per second, 1e9
+  double pct_of_d2d = 0;     // of the D2D ceiling measured in the same run (0 when unknown)
+  bool matches_cpu = false;  // the first frame's output equals mask_cpu's bit for bit
+  std::string note;
+};
+
+// One frame host to host: FrameSlot::run_mask() after set() (data in the backend's host buffers).
+struct LatencyRow {
+  FrameSize size;
+  std::string depth;
+  std::string backend;
+  Stats us;        // microseconds
+  double fps = 0;  // 1e6 / mean
+};
+
+// The CPU loop on one thread against the OpenCV one-liner, float depth + 8-bit mask -> float out.
+struct CpuRow {
+  FrameSize size;
+  Stats mask_cpu_us;  // mask_cpu() with oneTBB limited to one thread
+  Stats copyto_us;    // depth.copyTo(out, mask), out preallocated
+};
+
+struct EndToEndRow {
+  FrameSize size;
+  int frames = 0;
+  std::string backend;
+  double run_fps = 0;
+  double naive_fps = 0;
+  double decode_ms = 0;  // per frame, depth + mask, one thread
+  double encode_ms = 0;  // per frame, float32 TIFF, one thread
+  unsigned threads = 0;
+  double codec_bound_fps = 0;
+  std::string error;  // non-empty: the row failed (e.g. frames failed in run)
+};
+
+// A performance target of the issue and whether this run meets it (nullopt: not measured here).
+struct TargetCheck {
+  std::string what;
+  std::string measured;
+  std::optional<bool> met;
+};
+
+struct BenchReport {
+  MachineInfo machine;
+  BenchOptions options;
+  std::string gpu_skipped;  // non-empty: why the GPU sections did not run
+  size_t l2_bytes = 0;
+  std::vector<Ceiling> ceilings;
+  std::vector<KernelRow> kernel;
+  std::vector<LatencyRow> host_to_host;
+  std::vector<std::pair<std::string, std::string>> backends_skipped;  // backend, reason
+  std::vector<CpuRow> cpu_single_thread;
+  std::vector<EndToEndRow> end_to_end;
+  std::string end_to_end_skipped;
+  std::vector<TargetCheck> targets;
+  double seconds = 0;
+
+  const Ceiling* ceiling(std::string_view name) const;
+};
+
+// Progress lines ("kernel 1920x1080 f32 copy ...") as the bench goes.
+using ProgressFn = std::function<void(const std::string&)>;
+
+// Runs every measurement the options ask for. Throws ConfigError for bad options; GPU problems
+// become "skipped" sections, a failed end-to-end size becomes a row with `error`.
+BenchReport run_bench(const BenchOptions& options, const ProgressFn& progress = {});
+
+// The issue's targets checked against a report (filled into BenchReport::targets by run_bench).
+std::vector<TargetCheck> check_targets(const BenchReport& r);
+
+std::string to_markdown(const BenchReport& r);
+std::string to_json(const BenchReport& r);
+// Bar charts (BGR, 8-bit): kernel GB/s against the D2D ceiling, host-to-host p50 latency, end-to-end
+// frames/s against the naive loop and the codec bound.
+cv::Mat render_chart(const BenchReport& r);
+// Writes <dir>/bench.md, bench.json and bench.png, each atomically. Throws OutputError.
+void write_report(const BenchReport& r, const std::filesystem::path& dir);
+
+}  // namespace depthmask::bench

@@ -1,0 +1,383 @@
+// `depthmask bench`: the host-side measurements (one frame host to host per backend, the CPU loop on
+// one thread, `run` end to end against a naive OpenCV loop and the codec bound) and the order of the
+// whole run. The GPU-only parts are in gpu_bench_cuda.cpp.
+#include <tbb/global_control.h>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <thread>
+
+#include "depthmask/bench.h"
+#include "depthmask/errors.h"
+#include "depthmask/frame.h"
+#include "depthmask/pipeline.h"
+#include "depthmask/synth.h"
+#include "depthmask/writers.h"
+#include "gpu_bench.h"
+
+#ifndef DEPTHMASK_BUILD_TYPE
+#define DEPTHMASK_BUILD_TYPE "unknown"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace depthmask::bench {
+
+namespace internal {
+
+MaskJob host_job(const cv::Mat& depth, const cv::Mat& mask, cv::Mat& out) {
+  out.create(depth.rows, depth.cols, CV_32FC1);
+  MaskJob j;
+  j.depth = depth.data;
+  j.depth_step = depth.step[0];
+  j.depth_type = depth.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
+  j.mask = mask.data;
+  j.mask_step = mask.step[0];
+  j.mask_type = mask.type() == CV_16UC1 ? MaskType::U16 : MaskType::U8;
+  j.out = out.ptr<float>();
+  j.out_step = out.step[0];
+  j.rows = depth.rows;
+  j.cols = depth.cols;
+  return j;
+}
+
+cv::Mat reference_output(const cv::Mat& depth, const cv::Mat& mask, const MaskParams& params) {
+  cv::Mat out;
+  mask_cpu(host_job(depth, mask, out), params);
+  return out;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::SizeImages;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A scratch folder for the generated datasets, removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("depthmask-bench-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// OpenCV's own thread count, restored on scope exit.
+class CvThreads {
+ public:
+  explicit CvThreads(int n) : saved_(cv::getNumThreads()) { cv::setNumThreads(n); }
+  ~CvThreads() { cv::setNumThreads(saved_); }
+  CvThreads(const CvThreads&) = delete;
+  CvThreads& operator=(const CvThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        if (!v.empty()) return v;
+      }
+    }
+  }
+  return "unknown";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+MachineInfo machine_info(const PlatformInfo& p, int device) {
+  MachineInfo m;
+  m.cpu_model = cpu_model();
+  m.hardware_threads = std::max(1u, std::thread::hardware_concurrency());
+  m.cuda_built = p.cuda_built;
+  if (p.cuda_built && p.runtime_version > 0) m.cuda_runtime = cuda_version_string(p.runtime_version);
+  if (p.driver_version > 0) m.cuda_driver = cuda_version_string(p.driver_version);
+  if (device >= 0 && static_cast<size_t>(device) < p.devices.size())
+    m.gpu_name = p.devices[static_cast<size_t>(device)].name;
+  m.build_type = DEPTHMASK_BUILD_TYPE;
+  m.date_utc = utc_now();
+  m.version = DEPTHMASK_VERSION;
+  return m;
+}
+
+SizeImages make_images(const FrameSize& s) {
+  // Frame 3 of the synthetic sequence: every object in view, about a fifth of the pixels masked.
+  const SyntheticFrame f = render_synthetic_frame(3, s.width, s.height);
+  SizeImages im;
+  im.size = s;
+  im.depth_u16 = f.depth_mm;
+  f.depth_mm.convertTo(im.depth_f32, CV_32FC1, 0.001);
+  im.mask = f.mask;
+  return im;
+}
+
+// The configuration every section masks with: the synthetic dataset's own (depth.max 2 m drops the
+// wall), as `depthmask synth` writes it.
+Config bench_config() {
+  Config c;
+  c.depth.max = 2.0;
+  return c;
+}
+
+// Repeats `once` (which returns the microseconds to record) `warmup` times untimed, then up to
+// `iterations` times, stopping early after `cap_s` seconds once it has 10 samples.
+std::vector<double> sample_us(int warmup, int iterations, double cap_s, const std::function<double()>& once) {
+  for (int i = 0; i < warmup; ++i) (void)once();
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(iterations));
+  const auto t0 = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    us.push_back(once());
+    if (us.size() >= 10 && seconds_since(t0) > cap_s) break;
+  }
+  return us;
+}
+
+template <class F>
+double time_us(F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  return seconds_since(t0) * 1e6;
+}
+
+void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std::vector<SizeImages>& images,
+                  const MaskParams& params, const ProgressFn& say, BenchReport& r) {
+  const int warmup = std::max(3, o.iterations / 10);
+  const double cap = o.quick ? 0.5 : 5.0;
+  for (BackendKind kind : o.backends) {
+    const std::string name(to_string(kind));
+    std::unique_ptr<MemoryBackend> be;
+    try {
+      const BackendChoice choice = choose_backend(BackendConfig{kind, o.device}, platform);
+      be = make_backend(choice, platform);
+    } catch (const Error& e) {
+      r.backends_skipped.emplace_back(name, e.what());
+      continue;
+    }
+    try {
+      for (const SizeImages& im : images) {
+        for (bool f32 : {true, false}) {
+          say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + name);
+          FrameSlot slot(*be);
+          const cv::Mat& depth = im.depth(f32);
+          // set() puts the frame in the backend's host buffers, as the loader leaves it; only
+          // run_mask() is timed (upload, kernel or CPU loop, download, wait).
+          const std::vector<double> us = sample_us(warmup, o.iterations, cap, [&] {
+            slot.set(depth, im.mask);
+            return time_us([&] { slot.run_mask(params); });
+          });
+          LatencyRow row;
+          row.size = im.size;
+          row.depth = f32 ? "f32" : "u16";
+          row.backend = name;
+          row.us = summarize(us);
+          row.fps = row.us.mean > 0 ? 1e6 / row.us.mean : 0;
+          r.host_to_host.push_back(row);
+        }
+      }
+    } catch (const Error& e) {
+      r.backends_skipped.emplace_back(name, std::string("failed while measuring: ") + e.what());
+    }
+  }
+}
+
+void cpu_single_thread(const BenchOptions& o, const std::vector<SizeImages>& images, const MaskParams& params,
+                       const ProgressFn& say, BenchReport& r) {
+  const int warmup = std::max(3, o.iterations / 10);
+  const double cap = o.quick ? 0.5 : 3.0;
+  for (const SizeImages& im : images) {
+    say("cpu one thread " + im.size.label());
+    CpuRow row;
+    row.size = im.size;
+    cv::Mat out;
+    const MaskJob job = internal::host_job(im.depth_f32, im.mask, out);
+    {
+      const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      row.mask_cpu_us =
+          summarize(sample_us(warmup, o.iterations, cap, [&] { return time_us([&] { mask_cpu(job, params); }); }));
+    }
+    const CvThreads cv_one(1);
+    cv::Mat copied(im.depth_f32.size(), CV_32FC1, cv::Scalar(0));
+    row.copyto_us = summarize(
+        sample_us(warmup, o.iterations, cap, [&] { return time_us([&] { im.depth_f32.copyTo(copied, im.mask); }); }));
+    r.cpu_single_thread.push_back(row);
+  }
+}
+
+std::vector<uint8_t> read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  DM_EXPECT(in, InputError, "cannot open '" << p.string() << "'");
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string frame_id(int i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%06d", i);
+  return b;
+}
+
+EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const PlatformInfo& platform,
+                       const MaskParams& params, const fs::path& work, unsigned threads, const ProgressFn& say) {
+  EndToEndRow row;
+  row.size = size;
+  row.frames = o.frames > 0 ? o.frames : default_frames(size);
+  row.threads = threads;
+  const fs::path data = work / size.label(), out = work / (size.label() + "-run"),
+                 naive = work / (size.label() + "-naive");
+  say("end to end " + size.label() + ": generating " + std::to_string(row.frames) + " frames");
+  write_synthetic_dataset(data, row.frames, size.width, size.height);
+
+  // `depthmask run --config <data>/depthmask.yaml --output <out> --set output.format=[tiff]`, backend auto.
+  say("end to end " + size.label() + ": run");
+  const Config c = load_config(data / "depthmask.yaml", {{"output.dir", out.string(), "bench", true},
+                                                         {"output.format", "[tiff]", "bench"},
+                                                         {"output.preview", "false", "bench"},
+                                                         {"backend.device", std::to_string(o.device), "bench"}});
+  const PlatformInfo& p = platform;
+  const BackendChoice choice = choose_backend(c.backend, p);
+  const std::unique_ptr<MemoryBackend> be = make_backend(choice, p);
+  const RunSummary s = run_batch(c, *be, choice);
+  row.backend = std::string(to_string(s.backend));
+  row.run_fps = s.fps();
+  if (s.failed > 0 || s.ok != static_cast<size_t>(row.frames))
+    row.error = std::to_string(s.ok) + " of " + std::to_string(row.frames) + " frames ok" +
+                (s.failures.empty() ? std::string() : ": " + s.failures.front().message);
+
+  // The naive serial loop a user would write with OpenCV.
+  say("end to end " + size.label() + ": naive OpenCV loop");
+  fs::create_directories(naive);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < row.frames; ++i) {
+    const std::string id = frame_id(i);
+    const cv::Mat d = cv::imread((data / "depth" / (id + ".png")).string(), cv::IMREAD_UNCHANGED);
+    const cv::Mat m = cv::imread((data / "mask" / (id + ".png")).string(), cv::IMREAD_UNCHANGED);
+    cv::Mat metres;
+    d.convertTo(metres, CV_32FC1, 0.001);
+    cv::Mat masked = cv::Mat::zeros(d.size(), CV_32FC1);
+    metres.copyTo(masked, m);
+    cv::imwrite((naive / (id + ".tiff")).string(), masked);
+  }
+  const double naive_s = seconds_since(t0);
+  row.naive_fps = naive_s > 0 ? row.frames / naive_s : 0;
+
+  // The codec alone, one thread: decode depth + mask from bytes in memory, encode the float TIFF the
+  // run writes (writers.h encode_tiff).
+  say("end to end " + size.label() + ": codec times");
+  double decode_s = 0, encode_s = 0;
+  {
+    const CvThreads one(1);
+    for (int i = 0; i < row.frames; ++i) {
+      const std::string id = frame_id(i);
+      const std::vector<uint8_t> db = read_file(data / "depth" / (id + ".png"));
+      const std::vector<uint8_t> mb = read_file(data / "mask" / (id + ".png"));
+      cv::Mat d, m;
+      decode_s += time_us([&] {
+                    d = cv::imdecode(db, cv::IMREAD_UNCHANGED);
+                    m = cv::imdecode(mb, cv::IMREAD_UNCHANGED);
+                  }) *
+                  1e-6;
+      const cv::Mat masked = internal::reference_output(d, m, params);
+      std::vector<uint8_t> bytes;
+      encode_s += time_us([&] { bytes = encode_tiff(masked); }) * 1e-6;
+    }
+  }
+  row.decode_ms = decode_s / row.frames * 1e3;
+  row.encode_ms = encode_s / row.frames * 1e3;
+  row.codec_bound_fps = codec_bound_fps(threads, decode_s / row.frames, encode_s / row.frames);
+
+  std::error_code ec;
+  for (const fs::path& dir : {data, out, naive}) fs::remove_all(dir, ec);
+  return row;
+}
+
+}  // namespace
+
+BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
+  DM_EXPECT(!o.sizes.empty(), ConfigError, "bench: no sizes");
+  DM_EXPECT(o.iterations >= 1 && o.iterations <= 1000000, ConfigError,
+            "--iterations " << o.iterations << ": expected 1..1000000");
+  DM_EXPECT(o.frames >= 0 && o.frames <= 100000, ConfigError, "--frames " << o.frames << ": expected 1..100000");
+  DM_EXPECT(!o.backends.empty(), ConfigError, "--backends: none given");
+  const auto t0 = Clock::now();
+  const ProgressFn say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  BenchReport r;
+  r.options = o;
+  const PlatformInfo platform = probe_platform(o.device);
+  r.machine = machine_info(platform, o.device);
+
+  std::vector<SizeImages> images;
+  for (const FrameSize& s : o.sizes) {
+    say("rendering a " + s.label() + " frame");
+    images.push_back(make_images(s));
+  }
+  const MaskParams params = mask_params(bench_config());
+
+  internal::GpuResults gpu = internal::measure_gpu(o, platform, images, params, say);
+  r.gpu_skipped = gpu.skipped;
+  r.l2_bytes = gpu.l2_bytes;
+  r.ceilings = std::move(gpu.ceilings);
+  r.kernel = std::move(gpu.kernel);
+  for (auto& f : gpu.failures) r.backends_skipped.push_back(std::move(f));
+
+  host_to_host(o, platform, images, params, say, r);
+  cpu_single_thread(o, images, params, say, r);
+
+  if (!o.end_to_end) {
+    r.end_to_end_skipped = "--skip-end-to-end";
+  } else {
+    const ScratchDir work;
+    for (const FrameSize& s : o.sizes) {
+      try {
+        r.end_to_end.push_back(end_to_end(o, s, platform, params, work.path(), r.machine.hardware_threads, say));
+      } catch (const Error& e) {
+        EndToEndRow row;
+        row.size = s;
+        row.error = e.what();
+        r.end_to_end.push_back(row);
+      }
+    }
+  }
+  r.targets = check_targets(r);
+  r.seconds = seconds_since(t0);
+  return r;
+}
+
+}  // namespace depthmask::bench

@@ -1,0 +1,495 @@
+// The bench report: the issue's targets checked, Markdown, JSON, a bar chart, and writing them.
+#include <nlohmann/json.hpp>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "depthmask/bench.h"
+#include "depthmask/errors.h"
+#include "depthmask/writers.h"
+
+namespace depthmask::bench {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+std::string num(double v, int prec = 1) {
+  if (!std::isfinite(v)) return "-";
+  char f[8];
+  std::snprintf(f, sizeof f, "%%.%df", prec);
+  return fmt(f, v);
+}
+std::string mib(size_t bytes) { return num(static_cast<double>(bytes) / (1024.0 * 1024.0), 0) + " MiB"; }
+
+// The best host-to-host p50 for a size and depth type, and which backend gave it.
+const LatencyRow* best_latency(const BenchReport& r, const FrameSize& s, const std::string& depth) {
+  const LatencyRow* best = nullptr;
+  for (const LatencyRow& l : r.host_to_host)
+    if (l.size.width == s.width && l.size.height == s.height && l.depth == depth && l.us.n > 0 &&
+        (!best || l.us.p50 < best->us.p50))
+      best = &l;
+  return best;
+}
+
+bool same(const FrameSize& a, const FrameSize& b) { return a.width == b.width && a.height == b.height; }
+
+}  // namespace
+
+std::vector<TargetCheck> check_targets(const BenchReport& r) {
+  std::vector<TargetCheck> t;
+  // Kernel: the best copy-backend row per size (>= 1080p) and depth type, >= 95 % of D2D.
+  {
+    TargetCheck c{"kernel >= 95% of D2D bandwidth at >= 1920x1080 (copy backend, best variant)", "", std::nullopt};
+    std::map<std::string, const KernelRow*> best;
+    for (const KernelRow& k : r.kernel) {
+      if (k.backend != "copy" || k.size.pixels() < size_t{1920} * 1080 || k.pct_of_d2d <= 0) continue;
+      const std::string key = k.size.label() + " " + k.depth;
+      if (!best[key] || k.pct_of_d2d > best[key]->pct_of_d2d) best[key] = &k;
+    }
+    bool all = true;
+    for (const auto& [key, k] : best) {
+      c.measured += (c.measured.empty() ? "" : "; ") + key + " " + num(k->pct_of_d2d) + "% (" + k->variant + ")";
+      all = all && k->pct_of_d2d >= 95.0;
+    }
+    if (!best.empty()) c.met = all;
+    t.push_back(c);
+  }
+  // Host to host, best backend, one frame.
+  struct Lat {
+    FrameSize s;
+    const char* depth;
+    double limit_us;
+  };
+  for (const Lat& l : {Lat{{640, 480}, "f32", 55}, Lat{{3840, 2160}, "f32", 850}, Lat{{640, 480}, "u16", 45},
+                       Lat{{3840, 2160}, "u16", 720}}) {
+    TargetCheck c{
+        "host to host " + l.s.label() + " " + l.depth + " p50 <= " + num(l.limit_us, 0) + " us (best backend)", "",
+        std::nullopt};
+    if (const LatencyRow* b = best_latency(r, l.s, l.depth)) {
+      c.measured = num(b->us.p50) + " us (" + b->backend + ")";
+      c.met = b->us.p50 <= l.limit_us;
+    }
+    t.push_back(c);
+  }
+  // End to end.
+  {
+    TargetCheck cb{"run >= 0.8x codec bound", "", std::nullopt};
+    const unsigned threads = r.machine.hardware_threads;
+    const double naive_need = threads >= 16 ? 10.0 : (threads == 2 ? 1.7 : 0.0);
+    TargetCheck nv{
+        "run >= " + (naive_need > 0 ? num(naive_need) : std::string("?")) + "x naive loop (10x on 16 cores, 1.7x on 2)",
+        "", std::nullopt};
+    bool cb_all = true, nv_all = true, any = false;
+    for (const EndToEndRow& e : r.end_to_end) {
+      if (!e.error.empty() || e.codec_bound_fps <= 0 || e.naive_fps <= 0) continue;
+      any = true;
+      const double a = e.run_fps / e.codec_bound_fps, b = e.run_fps / e.naive_fps;
+      cb.measured += (cb.measured.empty() ? "" : "; ") + e.size.label() + " " + num(a, 2) + "x";
+      nv.measured += (nv.measured.empty() ? "" : "; ") + e.size.label() + " " + num(b, 2) + "x";
+      cb_all = cb_all && a >= 0.8;
+      nv_all = nv_all && b >= naive_need;
+    }
+    if (any) cb.met = cb_all;
+    if (any && naive_need > 0) nv.met = nv_all;
+    if (any && naive_need <= 0) nv.measured += " (no target for " + std::to_string(threads) + " threads)";
+    t.push_back(cb);
+    t.push_back(nv);
+  }
+  // CPU loop on one thread no slower than copyTo.
+  {
+    TargetCheck c{"CPU masking on one thread no slower than cv::Mat::copyTo with mask (p50)", "", std::nullopt};
+    bool all = true;
+    for (const CpuRow& k : r.cpu_single_thread) {
+      c.measured += (c.measured.empty() ? "" : "; ") + k.size.label() + " " + num(k.mask_cpu_us.p50) + " vs " +
+                    num(k.copyto_us.p50) + " us";
+      all = all && k.mask_cpu_us.p50 <= k.copyto_us.p50;
+    }
+    if (!r.cpu_single_thread.empty()) c.met = all;
+    t.push_back(c);
+  }
+  return t;
+}
+
+std::string to_markdown(const BenchReport& r) {
+  std::ostringstream md;
+  const MachineInfo& m = r.machine;
+  md << "# depthmask bench\n\n";
+  md << "- date (UTC): " << m.date_utc << ", depthmask " << m.version << " (" << m.build_type << " build)\n";
+  md << "- command: `" << r.options.command_line << "`\n";
+  md << "- CPU: " << m.cpu_model << ", " << m.hardware_threads << " hardware threads\n";
+  md << "- GPU: " << (m.gpu_name.empty() ? "none" : m.gpu_name)
+     << (m.cuda_built ? ", CUDA runtime " + (m.cuda_runtime.empty() ? "?" : m.cuda_runtime) + ", driver " +
+                            (m.cuda_driver.empty() ? "none" : m.cuda_driver)
+                      : ", built without CUDA")
+     << (r.l2_bytes ? ", L2 " + mib(r.l2_bytes) : "") << "\n";
+  if (r.options.quick) md << "- **--quick**: tiny sizes and timing windows, for tests; the numbers mean little\n";
+  md << "\n";
+
+  md << "## Ceilings\n\n";
+  if (!r.gpu_skipped.empty()) {
+    md << "skipped: " << r.gpu_skipped << "\n\n";
+  } else {
+    md << "| transfer | GB/s | how |\n|---|---:|---|\n";
+    for (const Ceiling& c : r.ceilings) md << "| " << c.name << " | " << num(c.gb_per_s) << " | " << c.note << " |\n";
+    md << "\n";
+  }
+
+  md << "## Kernel only (device-resident data, many launches between two CUDA events)\n\n";
+  if (!r.gpu_skipped.empty()) {
+    md << "skipped: " << r.gpu_skipped << "\n\n";
+  } else if (r.kernel.empty()) {
+    md << "no rows (see the problems below)\n\n";
+  } else {
+    md << "Bytes per frame = depth read + mask read (u8) + output write (f32). Frames rotate so the working set is "
+          ">= 4x L2; % is of the D2D ceiling above.\n\n";
+    md << "| size | depth | backend | variant | us/frame | GB/s | % of D2D | frames rotated | equals CPU | memory |\n";
+    md << "|---|---|---|---|---:|---:|---:|---:|---|---|\n";
+    for (const KernelRow& k : r.kernel)
+      md << "| " << k.size.label() << " | " << k.depth << " | " << k.backend << " | " << k.variant << " | "
+         << num(k.us_per_frame, 2) << " | " << num(k.gb_per_s) << " | " << num(k.pct_of_d2d) << " | "
+         << k.frames_rotated << " (" << mib(k.working_set_bytes) << ") | " << (k.matches_cpu ? "yes" : "**NO**")
+         << " | " << k.note << " |\n";
+    md << "\n";
+  }
+
+  md << "## Host to host, one frame (FrameSlot::run_mask after set(): u8 mask, f32 out)\n\n";
+  md << "| size | depth | backend | p50 us | p99 us | mean us | frames/s | n "
+        "|\n|---|---|---|---:|---:|---:|---:|---:|\n";
+  for (const LatencyRow& l : r.host_to_host) {
+    const LatencyRow* best = best_latency(r, l.size, l.depth);
+    const std::string b = best == &l ? "**" : "";
+    md << "| " << l.size.label() << " | " << l.depth << " | " << b << l.backend << b << " | " << b << num(l.us.p50) << b
+       << " | " << num(l.us.p99) << " | " << num(l.us.mean) << " | " << num(l.fps, 0) << " | " << l.us.n << " |\n";
+  }
+  for (const auto& [what, why] : r.backends_skipped) md << "\n" << what << " skipped: " << why << "\n";
+  md << "\n";
+
+  md << "## CPU loop on one thread vs cv::Mat::copyTo with mask (f32 depth, u8 mask)\n\n";
+  md << "| size | mask_cpu 1 thread p50 us | copyTo p50 us | mask_cpu / copyTo |\n|---|---:|---:|---:|\n";
+  for (const CpuRow& c : r.cpu_single_thread)
+    md << "| " << c.size.label() << " | " << num(c.mask_cpu_us.p50) << " | " << num(c.copyto_us.p50) << " | "
+       << num(c.copyto_us.p50 > 0 ? c.mask_cpu_us.p50 / c.copyto_us.p50 : NAN, 2) << " |\n";
+  md << "\n";
+
+  md << "## End to end: `run` on a generated dataset (16-bit PNG depth + 8-bit PNG mask -> float32 TIFF)\n\n";
+  if (!r.end_to_end_skipped.empty()) {
+    md << "skipped: " << r.end_to_end_skipped << "\n\n";
+  } else {
+    md << "naive: serial imread + convertTo + copyTo(mask) + imwrite. Codec bound: " << m.hardware_threads
+       << " threads / (decode + encode per frame, one thread).\n\n";
+    md << "| size | frames | backend | run frames/s | naive frames/s | run / naive | decode ms | encode ms | codec "
+          "bound "
+          "frames/s | run / codec bound |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const EndToEndRow& e : r.end_to_end) {
+      if (!e.error.empty()) {
+        md << "| " << e.size.label() << " | " << e.frames << " | " << e.backend << " | failed: " << e.error
+           << " | | | | | | |\n";
+        continue;
+      }
+      md << "| " << e.size.label() << " | " << e.frames << " | " << e.backend << " | " << num(e.run_fps) << " | "
+         << num(e.naive_fps) << " | " << num(e.naive_fps > 0 ? e.run_fps / e.naive_fps : NAN, 2) << " | "
+         << num(e.decode_ms, 2) << " | " << num(e.encode_ms, 2) << " | " << num(e.codec_bound_fps) << " | "
+         << num(e.codec_bound_fps > 0 ? e.run_fps / e.codec_bound_fps : NAN, 2) << " |\n";
+    }
+    md << "\n";
+  }
+
+  md << "## Targets (issue #4; set for an H200 with 16 cores)\n\n| target | measured | met |\n|---|---|---|\n";
+  for (const TargetCheck& t : r.targets)
+    md << "| " << t.what << " | " << (t.measured.empty() ? "not measured" : t.measured) << " | "
+       << (t.met ? (*t.met ? "yes" : "**no**") : "-") << " |\n";
+  md << "\nTotal bench time: " << num(r.seconds) << " s\n";
+  return md.str();
+}
+
+namespace {
+
+nlohmann::json size_json(const FrameSize& s) {
+  return {{"width", s.width}, {"height", s.height}, {"label", s.label()}};
+}
+nlohmann::json stats_json(const Stats& s) {
+  return {{"n", s.n}, {"mean", s.mean}, {"p50", s.p50}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}};
+}
+
+}  // namespace
+
+std::string to_json(const BenchReport& r) {
+  using nlohmann::json;
+  const MachineInfo& m = r.machine;
+  json j;
+  j["machine"] = {{"cpu_model", m.cpu_model},       {"hardware_threads", m.hardware_threads},
+                  {"gpu_name", m.gpu_name},         {"cuda_runtime", m.cuda_runtime},
+                  {"cuda_driver", m.cuda_driver},   {"cuda_built", m.cuda_built},
+                  {"build_type", m.build_type},     {"date_utc", m.date_utc},
+                  {"depthmask_version", m.version}, {"l2_bytes", r.l2_bytes}};
+  j["command_line"] = r.options.command_line;
+  json sizes = json::array();
+  for (const FrameSize& s : r.options.sizes) sizes.push_back(s.label());
+  json backends = json::array();
+  for (BackendKind k : r.options.backends) backends.push_back(std::string(to_string(k)));
+  j["options"] = {{"sizes", sizes},
+                  {"frames", r.options.frames},
+                  {"iterations", r.options.iterations},
+                  {"backends", backends},
+                  {"quick", r.options.quick},
+                  {"end_to_end", r.options.end_to_end},
+                  {"device", r.options.device}};
+
+  json ceilings = json::array();
+  for (const Ceiling& c : r.ceilings)
+    ceilings.push_back({{"name", c.name},
+                        {"gb_per_s", c.gb_per_s},
+                        {"buffer_bytes", c.buffer_bytes},
+                        {"bytes_per_rep", c.bytes_per_rep},
+                        {"reps", c.reps},
+                        {"note", c.note}});
+  j["ceilings"] = {{"skipped", r.gpu_skipped.empty() ? json(nullptr) : json(r.gpu_skipped)}, {"rows", ceilings}};
+
+  json kernel = json::array();
+  for (const KernelRow& k : r.kernel)
+    kernel.push_back({{"size", size_json(k.size)},
+                      {"depth", k.depth},
+                      {"backend", k.backend},
+                      {"variant", k.variant},
+                      {"batch", k.batch},
+                      {"frames_rotated", k.frames_rotated},
+                      {"working_set_bytes", k.working_set_bytes},
+                      {"launches", k.launches},
+                      {"us_per_frame", k.us_per_frame},
+                      {"gb_per_s", k.gb_per_s},
+                      {"pct_of_d2d", k.pct_of_d2d},
+                      {"matches_cpu", k.matches_cpu},
+                      {"note", k.note}});
+  j["kernel"] = {{"skipped", r.gpu_skipped.empty() ? json(nullptr) : json(r.gpu_skipped)}, {"rows", kernel}};
+
+  json h2h = json::array();
+  for (const LatencyRow& l : r.host_to_host)
+    h2h.push_back({{"size", size_json(l.size)},
+                   {"depth", l.depth},
+                   {"backend", l.backend},
+                   {"us", stats_json(l.us)},
+                   {"fps", l.fps}});
+  json skipped = json::array();
+  for (const auto& [what, why] : r.backends_skipped) skipped.push_back({{"what", what}, {"reason", why}});
+  j["host_to_host"] = {{"rows", h2h}, {"skipped", skipped}};
+
+  json cpu = json::array();
+  for (const CpuRow& c : r.cpu_single_thread)
+    cpu.push_back({{"size", size_json(c.size)},
+                   {"mask_cpu_us", stats_json(c.mask_cpu_us)},
+                   {"copyto_us", stats_json(c.copyto_us)}});
+  j["cpu_single_thread"] = {{"rows", cpu}};
+
+  json e2e = json::array();
+  for (const EndToEndRow& e : r.end_to_end)
+    e2e.push_back({{"size", size_json(e.size)},
+                   {"frames", e.frames},
+                   {"backend", e.backend},
+                   {"run_fps", e.run_fps},
+                   {"naive_fps", e.naive_fps},
+                   {"decode_ms", e.decode_ms},
+                   {"encode_ms", e.encode_ms},
+                   {"threads", e.threads},
+                   {"codec_bound_fps", e.codec_bound_fps},
+                   {"run_vs_naive", e.naive_fps > 0 ? json(e.run_fps / e.naive_fps) : json(nullptr)},
+                   {"run_vs_codec_bound", e.codec_bound_fps > 0 ? json(e.run_fps / e.codec_bound_fps) : json(nullptr)},
+                   {"error", e.error.empty() ? json(nullptr) : json(e.error)}});
+  j["end_to_end"] = {{"skipped", r.end_to_end_skipped.empty() ? json(nullptr) : json(r.end_to_end_skipped)},
+                     {"rows", e2e}};
+
+  json targets = json::array();
+  for (const TargetCheck& t : r.targets)
+    targets.push_back({{"target", t.what}, {"measured", t.measured}, {"met", t.met ? json(*t.met) : json(nullptr)}});
+  j["targets"] = targets;
+  j["seconds"] = r.seconds;
+  return j.dump(2) + "\n";
+}
+
+// ---- the chart ----
+
+namespace {
+
+struct Series {
+  std::string name;
+  std::vector<double> values;  // one per group; NaN: none
+};
+
+const cv::Scalar kInk(40, 40, 40), kGrid(215, 215, 215);
+const cv::Scalar kPalette[] = {{60, 60, 60},    {180, 119, 31}, {14, 127, 255},  {44, 160, 44},   {40, 39, 214},
+                               {189, 103, 148}, {75, 86, 140},  {194, 119, 227}, {127, 127, 127}, {34, 189, 188}};
+
+void text(cv::Mat& img, const std::string& s, cv::Point p, double scale, int thick = 1, const cv::Scalar& c = kInk) {
+  cv::putText(img, s, p, cv::FONT_HERSHEY_SIMPLEX, scale, c, thick, cv::LINE_AA);
+}
+int text_width(const std::string& s, double scale, int thick = 1) {
+  int base = 0;
+  return cv::getTextSize(s, cv::FONT_HERSHEY_SIMPLEX, scale, thick, &base).width;
+}
+std::string short_num(double v) {
+  if (v >= 100) return num(v, 0);
+  if (v >= 10) return num(v, 1);
+  return num(v, 2);
+}
+
+// Grouped bars in `area`: a title, a legend, one group per label, log or linear value axis.
+void bar_panel(cv::Mat& img, cv::Rect area, const std::string& title, const std::vector<std::string>& groups,
+               const std::vector<Series>& series, bool log_scale, const std::string& empty_note) {
+  text(img, title, {area.x + 10, area.y + 28}, 0.7, 2);
+  double vmax = 0, vmin = INFINITY;
+  for (const Series& s : series)
+    for (double v : s.values)
+      if (std::isfinite(v) && v > 0) {
+        vmax = std::max(vmax, v);
+        vmin = std::min(vmin, v);
+      }
+  if (series.empty() || groups.empty() || vmax <= 0) {
+    text(img, empty_note.empty() ? "no data" : empty_note, {area.x + 30, area.y + area.height / 2}, 0.65, 1);
+    return;
+  }
+  // Legend: wraps over as many lines as needed.
+  int lx = area.x + 10, ly = area.y + 52;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const int w = 26 + text_width(series[i].name, 0.5) + 18;
+    if (lx + w > area.x + area.width - 10) {
+      lx = area.x + 10;
+      ly += 22;
+    }
+    cv::rectangle(img, {lx, ly - 12, 16, 14}, kPalette[i % std::size(kPalette)], cv::FILLED);
+    text(img, series[i].name, {lx + 22, ly}, 0.5);
+    lx += w;
+  }
+  const cv::Rect plot(area.x + 80, ly + 30, area.width - 100, area.y + area.height - (ly + 30) - 40);
+  double lo = 0, hi = vmax * 1.15;
+  if (log_scale) {
+    lo = std::pow(10.0, std::floor(std::log10(vmin)));
+    hi = std::pow(10.0, std::ceil(std::log10(vmax * 1.5)));
+  }
+  auto y_of = [&](double v) {
+    const double f =
+        log_scale ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
+    return plot.y + plot.height - static_cast<int>(std::lround(std::clamp(f, 0.0, 1.0) * plot.height));
+  };
+  // Axis ticks: decades for log, five steps for linear.
+  std::vector<double> ticks;
+  if (log_scale)
+    for (double t = lo; t <= hi * 1.0001; t *= 10) ticks.push_back(t);
+  else
+    for (int i = 0; i <= 5; ++i) ticks.push_back(lo + (hi - lo) * i / 5);
+  for (double t : ticks) {
+    const int y = y_of(t);
+    cv::line(img, {plot.x, y}, {plot.x + plot.width, y}, kGrid, 1);
+    const std::string s = short_num(t);
+    text(img, s, {plot.x - 8 - text_width(s, 0.45), y + 5}, 0.45);
+  }
+  cv::line(img, {plot.x, plot.y + plot.height}, {plot.x + plot.width, plot.y + plot.height}, kInk, 1);
+  const int gw = plot.width / static_cast<int>(groups.size());
+  const int bw = std::clamp(static_cast<int>(gw * 0.8) / static_cast<int>(series.size()), 4, 140);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const int gx = plot.x + static_cast<int>(g) * gw + (gw - bw * static_cast<int>(series.size())) / 2;
+    for (size_t i = 0; i < series.size(); ++i) {
+      const double v = g < series[i].values.size() ? series[i].values[g] : NAN;
+      if (!std::isfinite(v) || v <= 0) continue;
+      const int x = gx + static_cast<int>(i) * bw, y = y_of(v);
+      cv::rectangle(img, {x + 1, y}, {x + bw - 2, plot.y + plot.height}, kPalette[i % std::size(kPalette)], cv::FILLED);
+      const std::string s = short_num(v);
+      const double sc = 0.38;
+      if (text_width(s, sc) <= bw + 6) text(img, s, {x + (bw - text_width(s, sc)) / 2, y - 4}, sc);
+    }
+    const std::string& label = groups[g];
+    text(img, label,
+         {plot.x + static_cast<int>(g) * gw + (gw - text_width(label, 0.55)) / 2, plot.y + plot.height + 24}, 0.55);
+  }
+}
+
+std::vector<FrameSize> sizes_of(const BenchReport& r) { return r.options.sizes; }
+
+}  // namespace
+
+cv::Mat render_chart(const BenchReport& r) {
+  const int W = 1500, H = 1500;
+  cv::Mat img(H, W, CV_8UC3, cv::Scalar(255, 255, 255));
+  const std::vector<FrameSize> sizes = sizes_of(r);
+  std::vector<std::string> groups;
+  for (const FrameSize& s : sizes) groups.push_back(s.label());
+  auto index_of = [&](const FrameSize& s) {
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (same(sizes[i], s)) return static_cast<int>(i);
+    return -1;
+  };
+  const std::string head = "depthmask bench  " + r.machine.date_utc + "  " +
+                           (r.machine.gpu_name.empty() ? std::string("no GPU") : r.machine.gpu_name) + "  " +
+                           r.machine.cpu_model + " (" + std::to_string(r.machine.hardware_threads) + " threads)";
+  text(img, head, {20, 30}, 0.6, 1);
+
+  // 1: kernel GB/s (f32 depth) against the D2D ceiling.
+  {
+    std::vector<Series> series;
+    if (const Ceiling* d2d = r.ceiling("d2d"))
+      series.push_back({"D2D copy ceiling", std::vector<double>(sizes.size(), d2d->gb_per_s)});
+    std::map<std::string, size_t> at;
+    for (const KernelRow& k : r.kernel) {
+      if (k.depth != "f32") continue;
+      const std::string name = k.backend + " " + k.variant;
+      if (!at.count(name)) {
+        at[name] = series.size();
+        series.push_back({name, std::vector<double>(sizes.size(), NAN)});
+      }
+      if (const int i = index_of(k.size); i >= 0) series[at[name]].values[static_cast<size_t>(i)] = k.gb_per_s;
+    }
+    bar_panel(img, {0, 45, W, 480}, "Kernel only, f32 depth + u8 mask -> f32 (GB/s, device-resident data)", groups,
+              series, false, r.gpu_skipped.empty() ? "no kernel rows" : "GPU skipped: " + r.gpu_skipped);
+  }
+  // 2: host-to-host p50 latency, f32 depth, per backend.
+  {
+    std::vector<Series> series;
+    std::map<std::string, size_t> at;
+    for (const LatencyRow& l : r.host_to_host) {
+      if (l.depth != "f32") continue;
+      if (!at.count(l.backend)) {
+        at[l.backend] = series.size();
+        series.push_back({l.backend, std::vector<double>(sizes.size(), NAN)});
+      }
+      if (const int i = index_of(l.size); i >= 0) series[at[l.backend]].values[static_cast<size_t>(i)] = l.us.p50;
+    }
+    bar_panel(img, {0, 530, W, 480}, "Host to host, one frame, f32 depth: p50 latency (us, log scale; lower is better)",
+              groups, series, true, "no host-to-host rows");
+  }
+  // 3: end to end frames/s.
+  {
+    std::vector<Series> series{{"depthmask run", std::vector<double>(sizes.size(), NAN)},
+                               {"naive OpenCV loop", std::vector<double>(sizes.size(), NAN)},
+                               {"codec bound", std::vector<double>(sizes.size(), NAN)}};
+    for (const EndToEndRow& e : r.end_to_end) {
+      const int i = index_of(e.size);
+      if (i < 0 || !e.error.empty()) continue;
+      series[0].values[static_cast<size_t>(i)] = e.run_fps;
+      series[1].values[static_cast<size_t>(i)] = e.naive_fps;
+      series[2].values[static_cast<size_t>(i)] = e.codec_bound_fps;
+    }
+    bar_panel(img, {0, 1015, W, 480}, "End to end: frames/s (log scale; higher is better)", groups, series, true,
+              r.end_to_end_skipped.empty() ? "no end-to-end rows" : "skipped: " + r.end_to_end_skipped);
+  }
+  return img;
+}
+
+void write_report(const BenchReport& r, const std::filesystem::path& dir) {
+  ensure_output_dir(dir);
+  const std::string md = to_markdown(r), js = to_json(r);
+  std::vector<uint8_t> png;
+  DM_EXPECT(cv::imencode(".png", render_chart(r), png), OutputError, "cannot encode the bench chart as PNG");
+  write_file_atomic(dir / "bench.md", md.data(), md.size(), false);
+  write_file_atomic(dir / "bench.json", js.data(), js.size(), false);
+  write_file_atomic(dir / "bench.png", png.data(), png.size(), false);
+}
+
+}  // namespace depthmask::bench

@@ -1,0 +1,68 @@
+// `depthmask bench --quick` end to end: exit 0 and the three report files, whose contents parse. On a
+// machine without a GPU the GPU sections say why they were skipped. Timings are never asserted.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include "cli_helpers.h"
+#include "test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dmtest::q;
+using dmtest::run_depthmask;
+using dmtest::TempDir;
+
+TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
+  TempDir tmp;
+  const fs::path out = tmp.path() / "results";
+  const dmtest::CmdResult r = run_depthmask("bench --quick --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* f : {"bench.md", "bench.json", "bench.png"}) EXPECT_TRUE(fs::exists(out / f)) << f;
+  EXPECT_TRUE(dmcli::contains(r.output, "## Host to host")) << r.output;  // the table went to stdout too
+
+  const auto bytes = dmtest::read_bytes(out / "bench.json");
+  const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  for (const char* key : {"machine", "command_line", "options", "ceilings", "kernel", "host_to_host",
+                          "cpu_single_thread", "end_to_end", "targets"})
+    ASSERT_TRUE(j.contains(key)) << key;
+  for (const char* key :
+       {"cpu_model", "hardware_threads", "gpu_name", "cuda_runtime", "cuda_driver", "date_utc", "build_type"})
+    EXPECT_TRUE(j["machine"].contains(key)) << key;
+  EXPECT_NE(j["command_line"].get<std::string>().find("--quick"), std::string::npos);
+
+  size_t cpu_rows = 0;
+  for (const auto& row : j["host_to_host"]["rows"])
+    if (row["backend"] == "cpu") {
+      ++cpu_rows;
+      EXPECT_GT(row["us"]["n"].get<int>(), 0);
+    }
+  EXPECT_EQ(cpu_rows, 4u);  // two quick sizes x two depth types
+  EXPECT_EQ(j["cpu_single_thread"]["rows"].size(), 2u);
+  ASSERT_EQ(j["end_to_end"]["rows"].size(), 2u);
+  for (const auto& row : j["end_to_end"]["rows"]) {
+    EXPECT_TRUE(row["error"].is_null()) << row.dump();
+    EXPECT_EQ(row["frames"].get<int>(), 4);
+  }
+  if (!dmtest::gpu_unavailable_reason().empty()) {
+    EXPECT_TRUE(j["ceilings"]["skipped"].is_string());
+    EXPECT_TRUE(j["kernel"]["skipped"].is_string());
+    EXPECT_TRUE(dmcli::contains(r.output, "skipped: ")) << r.output;
+  }
+
+  const cv::Mat png = cv::imread((out / "bench.png").string(), cv::IMREAD_UNCHANGED);
+  ASSERT_FALSE(png.empty());
+  EXPECT_GT(png.cols, 500);
+}
+
+TEST(CliBench, BadOptionsAreUsageErrors) {
+  TempDir tmp;
+  EXPECT_EQ(run_depthmask("bench --quick --sizes 640 --out " + q(tmp.path() / "a")).exit_code, 2);
+  EXPECT_EQ(run_depthmask("bench --quick --backends gpu --out " + q(tmp.path() / "b")).exit_code, 2);
+  EXPECT_EQ(run_depthmask("bench --quick --frames 0 --out " + q(tmp.path() / "c")).exit_code, 2);
+}
+
+}  // namespace

@@ -1,0 +1,179 @@
+// The bench's arithmetic (percentiles, the codec bound, rotation counts, default frame counts), its
+// option parsing, the target checks and the report formats on a hand-made report. Timings are never
+// asserted: the integration test runs the real thing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "depthmask/bench.h"
+#include "depthmask/errors.h"
+
+namespace {
+
+using namespace depthmask;
+using namespace depthmask::bench;
+
+TEST(BenchStats, PercentileInterpolatesLikeNumpy) {
+  // numpy.percentile([4, 1, 3, 2], [0, 25, 50, 99, 100]) == [1, 1.75, 2.5, 3.97, 4]
+  const std::vector<double> v{4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 0), 1.0);
+  EXPECT_DOUBLE_EQ(percentile(v, 25), 1.75);
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 2.5);
+  EXPECT_NEAR(percentile(v, 99), 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(percentile(v, 100), 4.0);
+  EXPECT_DOUBLE_EQ(percentile({7}, 99), 7.0);
+  EXPECT_TRUE(std::isnan(percentile({}, 50)));
+  // Out-of-range p is clamped, not extrapolated.
+  EXPECT_DOUBLE_EQ(percentile(v, 150), 4.0);
+}
+
+TEST(BenchStats, PercentileOfHundredSamples) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100, reversed
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 50.5);
+  EXPECT_NEAR(percentile(v, 99), 99.01, 1e-9);  // numpy: 99.01
+}
+
+TEST(BenchStats, Summarize) {
+  const Stats s = summarize({3, 1, 2, 10});
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(s.mean, 4.0);
+  EXPECT_DOUBLE_EQ(s.p50, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 10.0);
+  EXPECT_EQ(summarize({}).n, 0u);
+}
+
+TEST(BenchCodecBound, CoresOverDecodePlusEncode) {
+  EXPECT_DOUBLE_EQ(codec_bound_fps(16, 0.010, 0.0025), 16 / 0.0125);  // 1280 frames/s
+  EXPECT_DOUBLE_EQ(codec_bound_fps(2, 0.020, 0.030), 40.0);
+  EXPECT_DOUBLE_EQ(codec_bound_fps(1, 0.5, 0.0), 2.0);
+  EXPECT_EQ(codec_bound_fps(16, 0.0, 0.0), 0.0);
+  EXPECT_EQ(codec_bound_fps(16, -1.0, 0.5), 0.0);
+  EXPECT_EQ(codec_bound_fps(16, NAN, 0.5), 0.0);
+}
+
+TEST(BenchRotation, WorkingSetCoversFactorTimesL2) {
+  const size_t l2 = 60u << 20;
+  const size_t frame = 640 * 480 * (4 + 1 + 4);  // f32 depth + u8 mask + f32 out
+  const size_t n = rotation_frames(frame, l2, 4.0);
+  EXPECT_GE(n * frame, 4 * l2);
+  EXPECT_LT((n - 1) * frame, 4 * l2);
+  const size_t b = rotation_frames(frame, l2, 4.0, 2, 16);
+  EXPECT_EQ(b % 16, 0u);
+  EXPECT_GE(b, n);
+  EXPECT_EQ(rotation_frames(1u << 30, l2, 4.0), 2u);  // a frame bigger than 4x L2: min_frames
+  EXPECT_EQ(rotation_frames(0, l2, 4.0, 3), 3u);
+}
+
+TEST(BenchDefaults, FramesFallWithSize) {
+  EXPECT_EQ(default_frames({640, 480}), 64);
+  EXPECT_EQ(default_frames({3840, 2160}), 12);
+  EXPECT_EQ(default_frames({1920, 1080}), 25);
+  EXPECT_EQ(default_frames({160, 120}), 64);
+  EXPECT_EQ(default_frames({16384, 16384}), 12);
+}
+
+TEST(BenchOptionsParsing, SizesAndBackends) {
+  const auto s = parse_sizes("640x480, 1920X1080");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[1].label(), "1920x1080");
+  EXPECT_THROW(parse_sizes("640x"), ConfigError);
+  EXPECT_THROW(parse_sizes("640x480x3"), ConfigError);
+  EXPECT_THROW(parse_sizes("0x480"), ConfigError);
+  EXPECT_THROW(parse_sizes(""), ConfigError);
+  const auto b = parse_backends("cpu,copy,cpu");
+  EXPECT_EQ(b, (std::vector<BackendKind>{BackendKind::Cpu, BackendKind::Copy}));
+  EXPECT_THROW(parse_backends("auto"), ConfigError);
+  EXPECT_THROW(parse_backends("gpu"), ConfigError);
+}
+
+BenchReport handmade() {
+  BenchReport r;
+  r.options.sizes = {{640, 480}, {1920, 1080}};
+  r.machine.hardware_threads = 16;
+  r.ceilings.push_back({"d2d", 4000, 1, 2, 3, "note"});
+  KernelRow k;
+  k.size = {1920, 1080};
+  k.depth = "f32";
+  k.backend = "copy";
+  k.variant = "a";
+  k.gb_per_s = 3840;
+  k.pct_of_d2d = 96;
+  r.kernel.push_back(k);
+  k.variant = "b";
+  k.pct_of_d2d = 90;
+  r.kernel.push_back(k);
+  LatencyRow l;
+  l.size = {640, 480};
+  l.depth = "f32";
+  l.backend = "copy";
+  l.us = summarize({50, 52, 60});
+  r.host_to_host.push_back(l);
+  l.backend = "cpu";
+  l.us = summarize({500});
+  r.host_to_host.push_back(l);
+  EndToEndRow e;
+  e.size = {640, 480};
+  e.frames = 64;
+  e.backend = "copy";
+  e.run_fps = 900;
+  e.naive_fps = 80;
+  e.codec_bound_fps = 1000;
+  r.end_to_end.push_back(e);
+  CpuRow c;
+  c.size = {640, 480};
+  c.mask_cpu_us = summarize({100});
+  c.copyto_us = summarize({120});
+  r.cpu_single_thread.push_back(c);
+  return r;
+}
+
+const TargetCheck* find_target(const std::vector<TargetCheck>& t, const std::string& start) {
+  for (const TargetCheck& c : t)
+    if (c.what.rfind(start, 0) == 0) return &c;
+  return nullptr;
+}
+
+TEST(BenchTargets, CheckedFromTheRows) {
+  const auto t = check_targets(handmade());
+  const TargetCheck* k = find_target(t, "kernel >= 95%");
+  ASSERT_TRUE(k && k->met);
+  EXPECT_TRUE(*k->met);  // the best variant (96 %) counts
+  const TargetCheck* lat = find_target(t, "host to host 640x480 f32");
+  ASSERT_TRUE(lat && lat->met);
+  EXPECT_TRUE(*lat->met);  // best backend copy, p50 52 us <= 55
+  const TargetCheck* lat4k = find_target(t, "host to host 3840x2160 f32");
+  ASSERT_TRUE(lat4k);
+  EXPECT_FALSE(lat4k->met.has_value());  // not measured
+  const TargetCheck* cb = find_target(t, "run >= 0.8x codec bound");
+  ASSERT_TRUE(cb && cb->met);
+  EXPECT_TRUE(*cb->met);  // 0.9x
+  const TargetCheck* nv = find_target(t, "run >= 10.0x naive");
+  ASSERT_TRUE(nv && nv->met);
+  EXPECT_TRUE(*nv->met);  // 11.25x
+  const TargetCheck* cpu = find_target(t, "CPU masking");
+  ASSERT_TRUE(cpu && cpu->met);
+  EXPECT_TRUE(*cpu->met);
+}
+
+TEST(BenchReportFormats, JsonMarkdownAndChart) {
+  BenchReport r = handmade();
+  r.targets = check_targets(r);
+  const nlohmann::json j = nlohmann::json::parse(to_json(r));
+  for (const char* key : {"machine", "command_line", "options", "ceilings", "kernel", "host_to_host",
+                          "cpu_single_thread", "end_to_end", "targets", "seconds"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["host_to_host"]["rows"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["end_to_end"]["rows"][0]["run_vs_codec_bound"].get<double>(), 0.9);
+  const std::string md = to_markdown(r);
+  EXPECT_NE(md.find("| 1920x1080 | f32 | copy | a |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**copy**"), std::string::npos) << md;  // the best backend is marked
+  const cv::Mat png = render_chart(r);
+  EXPECT_FALSE(png.empty());
+  EXPECT_EQ(png.type(), CV_8UC3);
+}
+
+}  // namespace
