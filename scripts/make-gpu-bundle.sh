@@ -6,10 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.gpu}
 bundler=${BUNDLE_GPU:-../shared/scripts/bundle-gpu.sh}
-build=build-sm90
+build=${BUILD:-build-sm90}  # BUILD=build reuses a build folder configured for sm_90
 cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DDEPTHMASK_BUILD_TESTS=ON >/dev/null
 cmake --build "$build" -j "$(nproc)"
 extras=(data config scripts/gpu-check.sh)
 [ -d ../shared/data ] && extras+=(../shared/data)
-bash "$bundler" "$out" "$build/depthmask" "$build"/depthmask_*_tests -- "${extras[@]}"
+bins=("$build/depthmask" "$build"/depthmask_*_tests)
+[ -x "$build/depthmask_microbench" ] && bins+=("$build/depthmask_microbench")
+bash "$bundler" "$out" "${bins[@]}" -- "${extras[@]}"
 du -sh "$out"

@@ -192,9 +192,14 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
     }
     try {
       for (const SizeImages& im : images) {
+        // The copy backend with its default row bands, and without (one upload, kernel, download).
+        const std::vector<int> band_choices = kind == BackendKind::Copy ? std::vector<int>{0, 1} : std::vector<int>{0};
+        for (const int bands : band_choices)
         for (bool f32 : {true, false}) {
-          say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + name);
+          const std::string label = bands == 1 ? name + " (no bands)" : name;
+          say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + label);
           FrameSlot slot(*be);
+          slot.set_copy_bands(bands);
           const cv::Mat& depth = im.depth(f32);
           // set() puts the frame in the backend's host buffers, as the loader leaves it; only
           // run_mask() is timed (upload, kernel or CPU loop, download, wait).
@@ -205,7 +210,7 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
           LatencyRow row;
           row.size = im.size;
           row.depth = f32 ? "f32" : "u16";
-          row.backend = name;
+          row.backend = label;
           row.us = summarize(us);
           row.fps = row.us.mean > 0 ? 1e6 / row.us.mean : 0;
           r.host_to_host.push_back(row);
