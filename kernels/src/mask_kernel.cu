@@ -23,10 +23,19 @@ constexpr MaskKernelVariant kDefaultVariant{MaskBlockShape::Threads32x8, true};
 constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true},
                                               {MaskBlockShape::Threads32x8, false},
                                               {MaskBlockShape::Threads32x32, true},
-                                              {MaskBlockShape::Threads32x32, false}};
+                                              {MaskBlockShape::Threads32x32, false},
+                                              {MaskBlockShape::Rows256, true}};
+// The variant for frames in mapped host memory (the zero_copy backend), where the order in which
+// pages are touched decides the bus throughput.
+constexpr MaskKernelVariant kMappedVariant{MaskBlockShape::Rows256, true};
 
 using tiling::kBlockRows;
 using tiling::kTile;
+
+__host__ __device__ constexpr int block_rows(MaskBlockShape s) { return s == MaskBlockShape::Threads32x32 ? kTile : kBlockRows; }
+__host__ __device__ constexpr int threads_per_block(MaskBlockShape s) {
+  return s == MaskBlockShape::Rows256 ? tiling::kRowThreads : kTile * block_rows(s);
+}
 
 // Pixels per chunk of the vectorised variants, for every pixel type: 4 floats out is one 16-byte
 // store, so every warp-wide store of the largest stream is one contiguous 512-byte segment. Depth
@@ -58,14 +67,21 @@ __device__ __forceinline__ int phase(const T* p) {
   return static_cast<int>((reinterpret_cast<uintptr_t>(p) / sizeof(T)) % kVec);
 }
 
-// One 32x32 tile of the plain (non-erode) pass; every pixel is mask_pixel() of mask_rule.h, scalar or
-// four at a time. BlockRows: 8 (each thread walks 4 rows) or 32 (one row each).
-template <int BlockRows, bool Vectorized, class DepthT, class MaskT>
-__device__ __forceinline__ void mask_tile(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
+// The plain (non-erode) pass over this block's part of the image; every pixel is mask_pixel() of
+// mask_rule.h, scalar or four at a time. Shape: 32x8 threads per 32x32 tile (each thread walks 4
+// rows), 32x32 (one row each), or the row walk (256 threads along one row).
+template <class DepthT, class MaskT>
+struct Chunk {
+  DepthT d[kVec];
+  MaskT m[kVec];
+};
+
+template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
+__device__ __forceinline__ void mask_part(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
                                           const ImageView<float>& out, const MaskParams& p) {
   const auto one = [&](int x, int y) { out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p); };
   if constexpr (!Vectorized) {
-    tiling::for_tile_pixels<BlockRows>(out.rows, out.cols, one);
+    tiling::for_tile_pixels<block_rows(Shape)>(out.rows, out.cols, one);
   } else {
     // The three planes can be vectorised together when their rows share a phase; the head is the
     // pixels before the first aligned one. Otherwise (planes offset differently) the row is scalar.
@@ -73,26 +89,29 @@ __device__ __forceinline__ void mask_tile(const ImageView<const DepthT>& depth, 
       const int ph = phase(out.row(y));
       return (phase(depth.row(y)) == ph && phase(mask.row(y)) == ph) ? (kVec - ph) % kVec : -1;
     };
-    const auto vec = [&](int x0, int y) {
-      DepthT d[kVec];
-      MaskT m[kVec];
-      load4(depth.row(y) + x0, d);
-      load4(mask.row(y) + x0, m);
+    const auto load = [&](int x0, int y) {
+      Chunk<DepthT, MaskT> c;
+      load4(depth.row(y) + x0, c.d);
+      load4(mask.row(y) + x0, c.m);
+      return c;
+    };
+    const auto store = [&](int x0, int y, const Chunk<DepthT, MaskT>& c) {
       float4 o;
-      o.x = mask_pixel(d[0], m[0], p);
-      o.y = mask_pixel(d[1], m[1], p);
-      o.z = mask_pixel(d[2], m[2], p);
-      o.w = mask_pixel(d[3], m[3], p);
+      o.x = mask_pixel(c.d[0], c.m[0], p);
+      o.y = mask_pixel(c.d[1], c.m[1], p);
+      o.z = mask_pixel(c.d[2], c.m[2], p);
+      o.w = mask_pixel(c.d[3], c.m[3], p);
       *reinterpret_cast<float4*>(out.row(y) + x0) = o;
     };
-    tiling::for_tile_chunks<BlockRows, kVec>(out.rows, out.cols, head, vec, one);
+    if constexpr (Shape == MaskBlockShape::Rows256) tiling::for_row_chunks<kVec>(out.rows, out.cols, head, load, store, one);
+    else tiling::for_tile_chunks<block_rows(Shape), kVec>(out.rows, out.cols, head, load, store, one);
   }
 }
 
-template <int BlockRows, bool Vectorized, class DepthT, class MaskT>
-__global__ void __launch_bounds__(kTile* BlockRows)
+template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
+__global__ void __launch_bounds__(threads_per_block(Shape))
     is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out, MaskParams p) {
-  mask_tile<BlockRows, Vectorized>(depth, mask, out, p);
+  mask_part<Shape, Vectorized>(depth, mask, out, p);
 }
 
 // Up to kMaxBatchedJobs same-sized frames, passed by value as the kernel's parameter (about 1.5 KB,
@@ -111,13 +130,13 @@ struct MaskBatch {
   int cols;
 };
 
-template <int BlockRows, bool Vectorized, class DepthT, class MaskT>
-__global__ void __launch_bounds__(kTile* BlockRows) is_mask_batch(MaskBatch b, MaskParams p) {
+template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
+__global__ void __launch_bounds__(threads_per_block(Shape)) is_mask_batch(MaskBatch b, MaskParams p) {
   const BatchFrame& f = b.frames[blockIdx.z];
   const ImageView<const DepthT> depth{static_cast<const DepthT*>(f.depth), f.depth_step, b.rows, b.cols};
   const ImageView<const MaskT> mask{static_cast<const MaskT*>(f.mask), f.mask_step, b.rows, b.cols};
   const ImageView<float> out{f.out, f.out_step, b.rows, b.cols};
-  mask_tile<BlockRows, Vectorized>(depth, mask, out, p);
+  mask_part<Shape, Vectorized>(depth, mask, out, p);
 }
 
 // Erode, fused: the block's 32x32 output tile plus an n-pixel halo of mask-test results in shared
@@ -174,20 +193,38 @@ void with_types(DepthType depth_type, MaskType mask_type, F&& f) {
   else f(float{}, uint16_t{});
 }
 
-// Calls f(std::integral_constant<int, BlockRows>{}, std::bool_constant<Vectorized>{}) for `v`.
+// Calls f(shape tag, std::bool_constant<Vectorized>{}) for `v` (the row walk is vectorised only).
+template <MaskBlockShape S>
+using ShapeTag = std::integral_constant<MaskBlockShape, S>;
 template <class F>
 void with_variant(const MaskKernelVariant& v, F&& f) {
-  const bool rows8 = v.shape == MaskBlockShape::Threads32x8;
-  if (rows8 && v.vectorized) f(std::integral_constant<int, 8>{}, std::true_type{});
-  else if (rows8) f(std::integral_constant<int, 8>{}, std::false_type{});
-  else if (v.vectorized) f(std::integral_constant<int, kTile>{}, std::true_type{});
-  else f(std::integral_constant<int, kTile>{}, std::false_type{});
+  switch (v.shape) {
+    case MaskBlockShape::Threads32x8:
+      if (v.vectorized) f(ShapeTag<MaskBlockShape::Threads32x8>{}, std::true_type{});
+      else f(ShapeTag<MaskBlockShape::Threads32x8>{}, std::false_type{});
+      return;
+    case MaskBlockShape::Threads32x32:
+      if (v.vectorized) f(ShapeTag<MaskBlockShape::Threads32x32>{}, std::true_type{});
+      else f(ShapeTag<MaskBlockShape::Threads32x32>{}, std::false_type{});
+      return;
+    case MaskBlockShape::Rows256:
+      f(ShapeTag<MaskBlockShape::Rows256>{}, std::true_type{});
+      return;
+  }
+  throw std::invalid_argument("mask kernel: unknown block shape");
 }
 
-template <bool Vectorized>
+template <MaskBlockShape Shape, bool Vectorized>
 dim3 grid_for(int rows, int cols) {
-  if constexpr (Vectorized) return tiling::chunk_grid<kVec>(rows, cols);
+  if constexpr (Shape == MaskBlockShape::Rows256) return tiling::row_grid<kVec>(rows, cols);
+  else if constexpr (Vectorized) return tiling::chunk_grid<kVec>(rows, cols);
   else return tiling::grid(rows, cols);
+}
+
+template <MaskBlockShape Shape>
+dim3 block_for() {
+  if constexpr (Shape == MaskBlockShape::Rows256) return tiling::row_block();
+  else return tiling::block<block_rows(Shape)>();
 }
 
 // The launch for one validated, non-empty job.
@@ -202,11 +239,11 @@ void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant
       is_mask_eroded<DepthT, MaskT><<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, mask, out, p);
       return;
     }
-    with_variant(variant, [&](auto rows_tag, auto vec_tag) {
-      constexpr int kRows = decltype(rows_tag)::value;
+    with_variant(variant, [&](auto shape_tag, auto vec_tag) {
+      constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
       constexpr bool kVectorized = decltype(vec_tag)::value;
-      is_mask<kRows, kVectorized, DepthT, MaskT>
-          <<<grid_for<kVectorized>(job.rows, job.cols), tiling::block<kRows>(), 0, stream>>>(depth, mask, out, p);
+      is_mask<kShape, kVectorized, DepthT, MaskT>
+          <<<grid_for<kShape, kVectorized>(job.rows, job.cols), block_for<kShape>(), 0, stream>>>(depth, mask, out, p);
     });
   });
   DM_CUDA(cudaGetLastError());
@@ -224,6 +261,7 @@ std::vector<MaskKernelVariant> mask_kernel_variants() {
 }
 
 MaskKernelVariant default_mask_kernel_variant() { return kDefaultVariant; }
+MaskKernelVariant mapped_mask_kernel_variant() { return kMappedVariant; }
 
 void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
                          CUstream_st* stream) {
@@ -238,7 +276,8 @@ void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stre
   launch_mask_variant(job, params, kDefaultVariant, stream);
 }
 
-void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream) {
+void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream,
+                       const MaskKernelVariant& variant) {
   DM_EXPECT(count >= 0 && count <= kMaxBatchedJobs, std::invalid_argument,
             "launch_mask_batch: " << count << " jobs (0.." << kMaxBatchedJobs << " per call)");
   if (count == 0) return;
@@ -259,7 +298,7 @@ void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params,
   if (first.rows == 0 || first.cols == 0) return;
   tiling::check_rows("mask batch", first.rows);
   if (params.erode > 0) {  // the erode kernel has no batched form: one launch per frame
-    for (int i = 0; i < count; ++i) launch_one(jobs[i], params, kDefaultVariant, stream);
+    for (int i = 0; i < count; ++i) launch_one(jobs[i], params, variant, stream);
     return;
   }
   MaskBatch b{};
@@ -270,12 +309,12 @@ void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params,
   with_types(first.depth_type, first.mask_type, [&](auto depth_tag, auto mask_tag) {
     using DepthT = decltype(depth_tag);
     using MaskT = decltype(mask_tag);
-    with_variant(kDefaultVariant, [&](auto rows_tag, auto vec_tag) {
-      constexpr int kRows = decltype(rows_tag)::value;
+    with_variant(variant, [&](auto shape_tag, auto vec_tag) {
+      constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
       constexpr bool kVectorized = decltype(vec_tag)::value;
-      dim3 grid = grid_for<kVectorized>(first.rows, first.cols);
+      dim3 grid = grid_for<kShape, kVectorized>(first.rows, first.cols);
       grid.z = static_cast<unsigned>(count);
-      is_mask_batch<kRows, kVectorized, DepthT, MaskT><<<grid, tiling::block<kRows>(), 0, stream>>>(b, params);
+      is_mask_batch<kShape, kVectorized, DepthT, MaskT><<<grid, block_for<kShape>(), 0, stream>>>(b, params);
     });
   });
   DM_CUDA(cudaGetLastError());

@@ -59,22 +59,69 @@ inline dim3 chunk_grid(int rows, int cols) {
 // head(y) returns how many pixels (0..V-1) precede the row's first pixel at which every plane is
 // V-pixel aligned, or -1 when the planes cannot be aligned together. Chunks are laid out from that
 // pixel, so chunk c covers pixels [c*V - shift, c*V - shift + V) with shift = (V - head) % V.
-// A chunk wholly inside an aligned row goes to vec(x0, y) (x0 is then V-pixel aligned in every
-// plane); the head, the tail and every chunk of a row that cannot be aligned go pixel by pixel to
-// one(x, y).
-template <int BlockRows, int V, class Head, class Vec, class One>
-__device__ __forceinline__ void for_tile_chunks(int rows, int cols, Head&& head, Vec&& vec, One&& one) {
+// A chunk wholly inside an aligned row is read by load(x0, y) (x0 is then V-pixel aligned in every
+// plane) and written by store(x0, y, loaded); the head, the tail and every chunk of a row that cannot
+// be aligned go pixel by pixel to one(x, y). All of a thread's loads are issued before its first
+// store: the compiler cannot move loads above stores that may alias them, and the bytes in flight
+// per thread are what keeps the memory system (HBM or, for mapped memory, the bus) busy.
+template <int BlockRows, int V, class Head, class Load, class Store, class One>
+__device__ __forceinline__ void for_tile_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store, One&& one) {
+  constexpr int kRowsPerThread = kTile / BlockRows;
   const int c = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
   if (c * V - (V - 1) >= cols) return;  // past the last pixel whatever the shift
   const int y0 = static_cast<int>(blockIdx.y) * kTile + static_cast<int>(threadIdx.y);
+  using Loaded = decltype(load(0, 0));
+  Loaded loaded[kRowsPerThread];
+  int x0[kRowsPerThread];
+  bool whole[kRowsPerThread];
 #pragma unroll
-  for (int k = 0; k < kTile; k += BlockRows) {
-    const int y = y0 + k;
+  for (int k = 0; k < kRowsPerThread; ++k) {
+    const int y = y0 + k * BlockRows;
+    const int h = y < rows ? head(y) : -1;
+    x0[k] = c * V - (h > 0 ? V - h : 0);
+    whole[k] = y < rows && h >= 0 && x0[k] >= 0 && x0[k] + V <= cols;
+    if (whole[k]) loaded[k] = load(x0[k], y);
+  }
+#pragma unroll
+  for (int k = 0; k < kRowsPerThread; ++k) {
+    const int y = y0 + k * BlockRows;
     if (y >= rows) break;
+    if (whole[k]) {
+      store(x0[k], y, loaded[k]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const int x = x0[k] + i;
+        if (x >= 0 && x < cols) one(x, y);
+      }
+    }
+  }
+}
+
+// The row walk: a block of kRowThreads threads covers kRowThreads chunks of V pixels of one row, and
+// consecutive blocks cover consecutive chunks, then rows — the order of the bytes in memory, as a
+// copy walks them. Fewer rows (so fewer pages) are in flight at once than with 32-row tiles, which
+// matters when the planes are host memory mapped over the bus. Same chunk layout and callbacks as
+// for_tile_chunks.
+constexpr int kRowThreads = 256;
+constexpr int kMaxGridRows = 65535;  // gridDim.y; taller images loop
+
+inline dim3 row_block() { return dim3(kRowThreads, 1); }
+template <int V>
+inline dim3 row_grid(int rows, int cols) {
+  const int chunks = (cols + 2 * V - 2) / V;
+  return dim3((chunks + kRowThreads - 1) / kRowThreads, rows < kMaxGridRows ? rows : kMaxGridRows);
+}
+
+template <int V, class Head, class Load, class Store, class One>
+__device__ __forceinline__ void for_row_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store, One&& one) {
+  const int c = static_cast<int>(blockIdx.x) * kRowThreads + static_cast<int>(threadIdx.x);
+  if (c * V - (V - 1) >= cols) return;
+  for (int y = static_cast<int>(blockIdx.y); y < rows; y += static_cast<int>(gridDim.y)) {
     const int h = head(y);
     const int x0 = c * V - (h > 0 ? V - h : 0);
     if (h >= 0 && x0 >= 0 && x0 + V <= cols) {
-      vec(x0, y);
+      store(x0, y, load(x0, y));
     } else {
 #pragma unroll
       for (int i = 0; i < V; ++i) {

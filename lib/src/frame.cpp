@@ -9,6 +9,7 @@
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
+#include "depthmask/kernels/mask_variants.h"
 #include "depthmask/registration.h"
 #include "detail/chunked_mask.h"
 #include "detail/png_palette.h"
@@ -366,7 +367,10 @@ void FrameSlot::run_mask(const MaskParams& params) {
       }
       depth_buf_.to_device(depth_bytes, stream());
       mask_buf_.to_device(mask_bytes, stream());
-      launch_mask(job, params, stream());
+      // Mapped host memory has its own best walk (mask_variants.h); device memory takes the default.
+      launch_mask_variant(job, params,
+                          backend_->kind() == BackendKind::ZeroCopy ? mapped_mask_kernel_variant() : default_mask_kernel_variant(),
+                          stream());
       out_buf_.device_written();
       out_buf_.to_host(out_bytes, stream());
     }, stream());

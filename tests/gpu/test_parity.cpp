@@ -238,12 +238,13 @@ std::unique_ptr<dmtest::DeviceImage> device_image(const cv::Mat& src, Layout l, 
   return r;
 }
 
-// All four variants, listed here (not from mask_kernel_variants()) so that the test names exist in
+// All five variants, listed here (not from mask_kernel_variants()) so that the test names exist in
 // every build; the test checks the build lists each one.
 const dm::MaskKernelVariant kVariants[] = {{dm::MaskBlockShape::Threads32x8, true},
                                            {dm::MaskBlockShape::Threads32x8, false},
                                            {dm::MaskBlockShape::Threads32x32, true},
-                                           {dm::MaskBlockShape::Threads32x32, false}};
+                                           {dm::MaskBlockShape::Threads32x32, false},
+                                           {dm::MaskBlockShape::Rows256, true}};
 
 std::string variant_name(const dm::MaskKernelVariant& v) {
   std::string n = dm::to_string(v);
@@ -305,7 +306,8 @@ INSTANTIATE_TEST_SUITE_P(
     Variants, VariantParity,
     ::testing::Combine(::testing::ValuesIn(kVariants),
                        ::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
-                                         cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481), cv::Size(1920, 1080)),
+                                         cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481), cv::Size(1920, 1080),
+                                         cv::Size(5, 70000)),  // taller than a grid's 65535 rows of blocks
                        ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
                        ::testing::Values(Layout::Pitched, Layout::Packed, Layout::RoiSame, Layout::RoiMixed)),
     variant_parity_name);
@@ -342,11 +344,12 @@ TEST_P(BatchParity, EveryFrameEqualsCpuExactly) {
   }
   const dmtest::TestStream stream;
   ASSERT_EQ(stream.status(), cudaSuccess);
+  for (const dm::MaskKernelVariant& variant : kVariants)
   for (const Rule& rule : rules_with_erode()) {
-    SCOPED_TRACE(rule.name);
+    SCOPED_TRACE(std::string(rule.name) + " " + dm::to_string(variant));
     for (const auto& o : os) ASSERT_EQ(o->upload(sentinel(size)), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    dm::launch_mask_batch(jobs.data(), count, rule.params, stream.get());
+    dm::launch_mask_batch(jobs.data(), count, rule.params, stream.get(), variant);
     ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
     for (int i = 0; i < count; ++i) {
       SCOPED_TRACE("frame " + std::to_string(i) + " (" + to_string(static_cast<Layout>(i % 4)) + ")");

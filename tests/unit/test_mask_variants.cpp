@@ -1,4 +1,4 @@
-// The kernel variants this build lists: all four, distinct, the default first and equal to
+// The kernel variants this build lists: all five, distinct, the default first and equal to
 // default_mask_kernel_variant(); none without CUDA. Runs without a device.
 #include <gtest/gtest.h>
 
@@ -16,10 +16,12 @@ TEST(MaskVariants, ListsEveryVariantOnceWithTheDefaultFirst) {
     EXPECT_TRUE(all.empty());
     return;
   }
-  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(all.size(), 5u);
   std::set<std::string> names;
   for (const auto& v : all) names.insert(dm::to_string(v));
-  EXPECT_EQ(names, (std::set<std::string>{"32x8 vec", "32x8 scalar", "32x32 vec", "32x32 scalar"}));
+  EXPECT_EQ(names, (std::set<std::string>{"32x8 vec", "32x8 scalar", "32x32 vec", "32x32 scalar", "row256 vec"}));
+  // The mapped-memory variant is one of them.
+  EXPECT_EQ(names.count(dm::to_string(dm::mapped_mask_kernel_variant())), 1u);
   const dm::MaskKernelVariant def = dm::default_mask_kernel_variant();
   EXPECT_EQ(dm::to_string(all.front()), dm::to_string(def));
 }

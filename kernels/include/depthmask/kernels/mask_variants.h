@@ -14,8 +14,9 @@ struct CUstream_st;
 
 namespace depthmask {
 
-// Threads per 32x32 output tile: 32x8 (each thread walks 4 rows) or 32x32 (one row each).
-enum class MaskBlockShape { Threads32x8, Threads32x32 };
+// Threads per 32x32 output tile: 32x8 (each thread walks 4 rows) or 32x32 (one row each); or the
+// row walk: 256 threads along one row, blocks in memory order (vectorised only).
+enum class MaskBlockShape { Threads32x8, Threads32x32, Rows256 };
 
 struct MaskKernelVariant {
   MaskBlockShape shape = MaskBlockShape::Threads32x8;
@@ -29,6 +30,8 @@ std::vector<MaskKernelVariant> mask_kernel_variants();
 std::string to_string(const MaskKernelVariant& v);
 // The variant launch_mask() uses.
 MaskKernelVariant default_mask_kernel_variant();
+// The variant for frames in mapped host memory (zero_copy), chosen by measurement like the default.
+MaskKernelVariant mapped_mask_kernel_variant();
 
 // Enqueues one variant on `stream`, like launch_mask(): same checks, same results.
 void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
@@ -37,6 +40,7 @@ void launch_mask_variant(const MaskJob& job, const MaskParams& params, const Mas
 // Several frames in one launch (for small frames, where launch overhead dominates): every job must
 // have the same size and pixel types. At most kMaxBatchedJobs per call.
 constexpr int kMaxBatchedJobs = 32;
-void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream);
+void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream,
+                       const MaskKernelVariant& variant = default_mask_kernel_variant());
 
 }  // namespace depthmask
