@@ -118,11 +118,12 @@ void MemoryBackend::deallocate(Block b) noexcept {
   stats_.live_bytes -= b.bytes;
 }
 
-void MemoryBackend::run_and_wait(const std::function<void()>& enqueue, CUstream_st* s) {
+void MemoryBackend::run_and_wait(const std::function<void()>& enqueue, CUstream_st* s, Wait wait) {
   make_current();
   try {
     enqueue();
-    synchronize(s);
+    if (wait == Wait::Block) synchronize_blocking(s);
+    else synchronize(s);
   } catch (...) {
     try {
       synchronize(s);

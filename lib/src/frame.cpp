@@ -373,7 +373,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
                           stream());
       out_buf_.device_written();
       out_buf_.to_host(out_bytes, stream());
-    }, stream());
+    }, stream(), wait_);
   } else {
     job.depth = depth_buf_.host();
     job.mask = mask_buf_.host();

@@ -72,7 +72,7 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
       launch_mask(job, mask_p, stream());
       out_buf_.device_written();
       out_buf_.to_host(grid_bytes, stream());
-    }, stream());
+    }, stream(), wait_);
   } else {
     reg.depth = depth_buf_.host();
     reg.out = static_cast<float*>(registered_buf_.host());

@@ -42,7 +42,7 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
       launch_backproject(job, slot.stream());
       xyz_buf_.device_written();
       xyz_buf_.to_host(bytes, slot.stream());
-    }, slot.stream());
+    }, slot.stream(), slot.wait());
   } else {
     job.depth = out.ptr<float>();
     job.xyz = xyz_.ptr<float>();

@@ -172,6 +172,8 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
   for (size_t i = 0; i < tokens; ++i) {
     pool.push_back(std::make_unique<Work>(backend, c));
     pool.back()->slot.set_registration(c.registration.mode, geometry);
+    // Many frames wait on the device at once: their threads sleep, leaving the cores to the codecs.
+    pool.back()->slot.set_wait(Wait::Block);
     free_works.push(pool.back().get());
   }
   spdlog::debug("{} frame(s) in flight", tokens);

@@ -180,6 +180,39 @@ TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
   }
 }
 
+// The copy backend's row bands (uploads, kernels and downloads overlapping on two streams): any band
+// count, more bands than rows included, equals the cpu backend; and so does a slot whose thread
+// waits blocked (the batch pipeline's way) instead of spinning.
+TEST(CopyBands, EveryBandCountAndWaitEqualsCpuBackend) {
+  DM_REQUIRE_GPU();
+  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
+  auto gpu = dm::make_backend(dm::choose_backend(dm::BackendConfig{dm::BackendKind::Copy, 0}, dmtest::platform()),
+                              dmtest::platform());
+  dm::FrameSlot gold_slot(*cpu), slot(*gpu);
+  const std::vector<Rule> all_rules = rules();
+  std::mt19937 rng(7);
+  for (const cv::Size size : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33), cv::Size(639, 481)}) {
+    for (const auto& [dtype, mtype] : {std::pair{CV_16UC1, CV_8UC1}, std::pair{CV_32FC1, CV_16UC1}}) {
+      const cv::Mat depth = random_depth(size.height, size.width, dtype, rng);
+      const cv::Mat mask = random_mask(size.height, size.width, mtype, rng);
+      for (const int bands : {0, 1, 2, 3, 7, 16}) {
+        for (const dm::Wait wait : {dm::Wait::Spin, dm::Wait::Block}) {
+          const Rule& rule = all_rules[static_cast<size_t>(bands) % all_rules.size()];
+          SCOPED_TRACE(std::string(rule.name) + " " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                       " bands " + std::to_string(bands) + (wait == dm::Wait::Block ? " blocking" : " spinning"));
+          gold_slot.set(depth, mask);
+          gold_slot.run_mask(rule.params);
+          slot.set_copy_bands(bands);
+          slot.set_wait(wait);
+          slot.set(depth, mask);
+          slot.run_mask(rule.params);
+          EXPECT_TRUE(same_pixels(gold_slot.out(), slot.out()));
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(GpuBackends, BackendParity,
                          ::testing::Values(dm::BackendKind::Copy, dm::BackendKind::ZeroCopy, dm::BackendKind::Managed),
                          [](const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); });

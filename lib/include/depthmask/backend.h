@@ -30,6 +30,11 @@ std::string_view to_string(Head h);
 // frame slot of the overlapped batch owns one, so frames in flight overlap copies and kernels.
 using StreamHandle = std::shared_ptr<CUstream_st>;
 
+// How a CPU thread waits for the device: spinning (the lowest latency for one frame; what CUDA does
+// by default when it has cores to spare) or blocked in the kernel (the thread's core goes to other
+// work: the batch's decoders and encoders, while many frames wait at once).
+enum class Wait { Spin, Block };
+
 // What a backend hands out: a host view and a device view of `bytes` bytes. They are the same
 // memory for zero_copy/managed (mapped or unified), distinct for copy, and device is null for cpu.
 struct Block {
@@ -117,12 +122,14 @@ class MemoryBackend {
   virtual StreamHandle create_stream() { return nullptr; }
   // Waits for the work enqueued on `s` (stream() when null); host copies are safe to read afterwards.
   virtual void synchronize(CUstream_st* /*s*/ = nullptr) {}
+  // The same, with the calling thread blocked rather than spinning.
+  virtual void synchronize_blocking(CUstream_st* s = nullptr) { synchronize(s); }
   // Makes the backend's device current for the calling thread (before launches from a new thread).
   virtual void make_current() {}
   // Makes the device current, calls `enqueue` (copies and launches on `s`, stream() when null) and
   // waits for that stream. When anything throws it still waits before rethrowing, so buffers are never
   // handed back to the CPU while queued copies or kernels may still use them.
-  void run_and_wait(const std::function<void()>& enqueue, CUstream_st* s = nullptr);
+  void run_and_wait(const std::function<void()>& enqueue, CUstream_st* s = nullptr, Wait wait = Wait::Spin);
   // Empty while the device is usable; otherwise why not (a sticky CUDA error: every later call
   // would fail too, so a batch must stop rather than fail frame after frame).
   virtual std::string health() { return {}; }

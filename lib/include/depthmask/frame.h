@@ -41,6 +41,9 @@ class FrameSlot {
   // The slot's own stream (null for the cpu backend): its copies and kernels go there, so slots in
   // flight at once overlap on the device.
   CUstream_st* stream() const { return stream_.get(); }
+  // How the slot's thread waits for its device work (Spin by default; the batch pipeline blocks).
+  void set_wait(Wait w) { wait_ = w; }
+  Wait wait() const { return wait_; }
   MemoryBackend& backend() const { return *backend_; }
 
   // Decodes the frame's files (color only when want_color). Throws InputError naming the file and
@@ -85,6 +88,7 @@ class FrameSlot {
 
   MemoryBackend* backend_;
   StreamHandle stream_;
+  Wait wait_ = Wait::Spin;
   Buffer depth_buf_, mask_buf_, out_buf_;
   // Declared before the Mats: Mats decoded through an allocator must be released before it.
   std::unique_ptr<BufferMatAllocator> depth_alloc_, mask_alloc_;

@@ -19,6 +19,15 @@ class GpuBackend : public MemoryBackend {
     return StreamHandle(s, s->get());
   }
   void synchronize(CUstream_st* s) override { DM_CUDA(cudaStreamSynchronize(s != nullptr ? s : stream_.get())); }
+  // An event with cudaEventBlockingSync: waiting on it sleeps whatever the device's schedule flags.
+  void synchronize_blocking(CUstream_st* s) override {
+    cudaEvent_t e = nullptr;
+    DM_CUDA(cudaEventCreateWithFlags(&e, cudaEventBlockingSync | cudaEventDisableTiming));
+    const cudaError_t recorded = cudaEventRecord(e, s != nullptr ? s : stream_.get());
+    const cudaError_t waited = recorded == cudaSuccess ? cudaEventSynchronize(e) : recorded;
+    DM_CUDA_NOTHROW(cudaEventDestroy(e));
+    DM_CUDA(waited);
+  }
   void make_current() override { use_device(dev_.index); }
   std::string health() override { return device_health(dev_.index); }
 
