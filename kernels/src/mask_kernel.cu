@@ -238,7 +238,8 @@ void launch_mask(const MaskJob& job, const MaskParams& params, CUstream_st* stre
   launch_mask_variant(job, params, kDefaultVariant, stream);
 }
 
-void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream) {
+void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream,
+                       const MaskKernelVariant& /*variant: placeholder, the default variant runs*/) {
   DM_EXPECT(count >= 0 && count <= kMaxBatchedJobs, std::invalid_argument,
             "launch_mask_batch: " << count << " jobs (0.." << kMaxBatchedJobs << " per call)");
   if (count == 0) return;

@@ -37,6 +37,7 @@ void launch_mask_variant(const MaskJob& job, const MaskParams& params, const Mas
 // Several frames in one launch (for small frames, where launch overhead dominates): every job must
 // have the same size and pixel types. At most kMaxBatchedJobs per call.
 constexpr int kMaxBatchedJobs = 32;
-void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream);
+void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params, CUstream_st* stream,
+                       const MaskKernelVariant& variant = default_mask_kernel_variant());
 
 }  // namespace depthmask
