@@ -6,6 +6,9 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include <set>
+#include <string>
+
 #include "cli_helpers.h"
 #include "test_support.h"
 
@@ -46,8 +49,27 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
   for (const auto& row : j["end_to_end"]["rows"]) {
     EXPECT_TRUE(row["error"].is_null()) << row.dump();
     EXPECT_EQ(row["frames"].get<int>(), 4);
+    EXPECT_EQ(row["rate_frames"].get<int>(), 4);  // min(frames, 24)
+    EXPECT_GT(row["run_fps"].get<double>(), 0.0);
+    EXPECT_GT(row["warm_run_fps"].get<double>(), 0.0);
   }
-  if (!dmtest::gpu_unavailable_reason().empty()) {
+  if (dmtest::gpu_unavailable_reason().empty()) {
+    // The copy backend's band sweep, and every kernel row one frame per launch and batched.
+    std::set<std::string> labels;
+    for (const auto& row : j["host_to_host"]["rows"]) labels.insert(row["backend"].get<std::string>());
+    for (const char* l : {"copy", "copy (1 band)", "copy (2 bands)", "copy (4 bands)", "copy (8 bands)",
+                          "copy (16 bands)"})
+      EXPECT_TRUE(labels.count(l)) << l;
+    std::set<std::pair<std::string, bool>> launch_modes;  // backend, batched
+    for (const auto& row : j["kernel"]["rows"]) {
+      EXPECT_TRUE(row["matches_cpu"].get<bool>()) << row.dump();
+      launch_modes.insert({row["backend"].get<std::string>(), row["batch"].get<int>() > 1});
+    }
+    for (const char* b : {"copy", "zero_copy"}) {
+      EXPECT_TRUE(launch_modes.count({b, false})) << b;
+      EXPECT_TRUE(launch_modes.count({b, true})) << b;
+    }
+  } else {
     EXPECT_TRUE(j["ceilings"]["skipped"].is_string());
     EXPECT_TRUE(j["kernel"]["skipped"].is_string());
     EXPECT_TRUE(dmcli::contains(r.output, "skipped: ")) << r.output;

@@ -67,9 +67,23 @@ double codec_bound_fps(unsigned threads, double decode_s, double encode_s);
 size_t rotation_frames(size_t frame_bytes, size_t l2_bytes, double factor, size_t min_frames = 2,
                        size_t multiple_of = 1);
 
-// Default end-to-end frame count: 64 at 640x480, falling with the square root of the pixel count to
-// 12 at 3840x2160 (clamped to 12..64).
+// How the kernel-only rows rotate over device-resident frames: enough frames of `frame_bytes` that
+// the working set is >= factor x L2 (at least 2, at most max_bytes worth but never fewer than one
+// launch), and as many frames per batched launch as min(max_per_launch, that count); `frames` is a
+// multiple of `per_launch`, so one-frame and batched launches rotate over the same frames.
+struct KernelRotation {
+  size_t frames = 0;
+  int per_launch = 1;
+};
+KernelRotation kernel_rotation(size_t frame_bytes, size_t l2_bytes, double factor, size_t max_bytes,
+                               int max_per_launch);
+
+// Default end-to-end frame count: 256 at 640x480, falling with the square root of the pixel count
+// (148 at 1280x720, 99 at 1920x1080, 49 at 3840x2160), clamped to 48..256: enough frames that the
+// run's start-up (threads, pinned buffers on first use) does not dominate its time.
 int default_frames(const FrameSize& s);
+// The naive loop and the one-thread codec times are rates: measured on this many of the frames.
+constexpr int kRateFrames = 24;
 
 // ---- the report ----
 
@@ -99,14 +113,19 @@ struct KernelRow {
   FrameSize size;
   std::string depth;    // "f32" | "u16" (mask is always u8, out f32)
   std::string backend;  // copy | managed | zero_copy
-  std::string variant;  // to_string(variant), "launch_mask", or "batch N"
-  int batch = 1;        // frames per launch
+  std::string variant;  // to_string(variant), or "launch_mask" (the default variant, managed)
+  int batch = 1;        // frames per launch (1, or launch_mask_batch of this many)
   size_t frames_rotated = 0;
   size_t working_set_bytes = 0;
   long long launches = 0;  // frames processed in the best timed repetition
   double us_per_frame = 0;
   double gb_per_s = 0;       // (depth read + mask read + out write) bytes per second, 1e9
-  double pct_of_d2d = 0;     // of the D2D ceiling measured in the same run (0 when unknown)
+  double pct_of_d2d = 0;     // of the D2D ceiling measured in the same run (0 when unknown or bus-bound)
+  // zero_copy: the kernel reads depth + mask and writes out over the bus, so the pinned transfer
+  // ceilings bound it: % of bidir_pinned and of h2d_pinned + d2h_pinned (0 when unknown).
+  bool bus_bound = false;
+  double pct_of_bidir_pinned = 0;
+  double pct_of_h2d_plus_d2h_pinned = 0;
   bool matches_cpu = false;  // the first frame's output equals mask_cpu's bit for bit
   std::string note;
 };
@@ -129,9 +148,16 @@ struct CpuRow {
 
 struct EndToEndRow {
   FrameSize size;
-  int frames = 0;
+  int frames = 0;  // in the dataset and in each run
   std::string backend;
-  double run_fps = 0;
+  double generate_s = 0;  // writing the dataset (parallel over frames)
+  // The first run_batch on a fresh backend: wall time including start-up (threads, buffers and
+  // pinned memory allocated on first use).
+  double run_s = 0, run_fps = 0;
+  // A second run_batch with the same backend object into a fresh output folder: CUDA, the thread pool
+  // and the page cache warm (its own frame buffers are still allocated anew).
+  double warm_run_s = 0, warm_run_fps = 0;
+  int rate_frames = 0;  // frames the naive loop and the codec times ran on: min(frames, kRateFrames)
   double naive_fps = 0;
   double decode_ms = 0;  // per frame, depth + mask, one thread
   double encode_ms = 0;  // per frame, float32 TIFF, one thread

@@ -230,80 +230,125 @@ void measure_transfers(const Ctx& c, bool pinned, void* host_a, void* host_b, si
 
 using Launcher = std::function<void(const MaskJob* jobs, int count, cudaStream_t s)>;
 
-// The kernel alone: `frames` copies of the size's frame in the backend's buffers (made fresh on the
-// device by Buffer::to_device: a copy for copy, a prefetch for managed, nothing for zero_copy), then
-// many launches between two events, rotating over the frames `batch` at a time.
-KernelRow measure_kernel(const Ctx& c, MemoryBackend& be, const SizeImages& im, bool f32, const std::string& backend,
-                         const std::string& variant, int batch, const Launcher& launch, double d2d_gbps,
-                         const std::string& note) {
+// One backend's kernel-only working set for one size and depth type: `frames` copies of the frame in
+// the backend's buffers, made fresh on the device by Buffer::to_device (a copy for copy, a prefetch
+// for managed, nothing for zero_copy). Every launch configuration measured on it rotates over all of
+// its frames.
+struct WorkingSet {
+  const SizeImages* im = nullptr;
+  bool f32 = true;
+  KernelRotation rot;
+  size_t frame_bytes = 0, out_bytes = 0;
+  Buffer depth, mask, out;
+  std::vector<MaskJob> jobs;
+  cv::Mat reference;  // mask_cpu's output for the frame
+};
+
+WorkingSet make_working_set(const Ctx& c, MemoryBackend& be, const SizeImages& im, bool f32) {
+  WorkingSet w;
+  w.im = &im;
+  w.f32 = f32;
   const cv::Mat depth = im.depth(f32).isContinuous() ? im.depth(f32) : im.depth(f32).clone();
   const cv::Mat mask = im.mask.isContinuous() ? im.mask : im.mask.clone();
   const size_t px = im.size.pixels();
-  const size_t depth_bytes = px * depth.elemSize(), mask_bytes = px, out_bytes = px * sizeof(float);
-  const size_t frame_bytes = depth_bytes + mask_bytes + out_bytes;
-  size_t n = rotation_frames(frame_bytes, c.l2, c.o.quick ? 1.0 : 4.0, 2, static_cast<size_t>(batch));
-  if (n * frame_bytes > kMaxWorkingSet)
-    n = std::max<size_t>(static_cast<size_t>(batch),
-                         kMaxWorkingSet / frame_bytes / static_cast<size_t>(batch) * static_cast<size_t>(batch));
-  c.say("kernel " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + backend + " " + variant + " (" +
-        std::to_string(n) + " frames, " + std::to_string(n * frame_bytes / kMiB) + " MiB)");
+  const size_t depth_bytes = px * depth.elemSize(), mask_bytes = px;
+  w.out_bytes = px * sizeof(float);
+  w.frame_bytes = depth_bytes + mask_bytes + w.out_bytes;
+  w.rot = kernel_rotation(w.frame_bytes, c.l2, c.o.quick ? 1.0 : 4.0, kMaxWorkingSet, kMaxBatchedJobs);
+  const size_t n = w.rot.frames;
 
   be.make_current();
-  Buffer d = be.allocate(n * depth_bytes), m = be.allocate(n * mask_bytes), o = be.allocate(n * out_bytes);
-  auto* dh = static_cast<unsigned char*>(d.host());
-  auto* mh = static_cast<unsigned char*>(m.host());
+  w.depth = be.allocate(n * depth_bytes);
+  w.mask = be.allocate(n * mask_bytes);
+  w.out = be.allocate(n * w.out_bytes);
+  auto* dh = static_cast<unsigned char*>(w.depth.host());
+  auto* mh = static_cast<unsigned char*>(w.mask.host());
   for (size_t i = 0; i < n; ++i) {
     std::memcpy(dh + i * depth_bytes, depth.data, depth_bytes);
     std::memcpy(mh + i * mask_bytes, mask.data, mask_bytes);
   }
-  d.host_written();
-  m.host_written();
+  w.depth.host_written();
+  w.mask.host_written();
   be.run_and_wait([&] {
-    d.to_device();
-    m.to_device();
+    w.depth.to_device();
+    w.mask.to_device();
   });
 
-  std::vector<MaskJob> jobs(n);
+  w.jobs.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    MaskJob& j = jobs[i];
-    j.depth = static_cast<const unsigned char*>(d.device()) + i * depth_bytes;
+    MaskJob& j = w.jobs[i];
+    j.depth = static_cast<const unsigned char*>(w.depth.device()) + i * depth_bytes;
     j.depth_step = static_cast<size_t>(im.size.width) * depth.elemSize();
     j.depth_type = f32 ? DepthType::F32 : DepthType::U16;
-    j.mask = static_cast<const unsigned char*>(m.device()) + i * mask_bytes;
+    j.mask = static_cast<const unsigned char*>(w.mask.device()) + i * mask_bytes;
     j.mask_step = static_cast<size_t>(im.size.width);
     j.mask_type = MaskType::U8;
-    j.out = reinterpret_cast<float*>(static_cast<unsigned char*>(o.device()) + i * out_bytes);
+    j.out = reinterpret_cast<float*>(static_cast<unsigned char*>(w.out.device()) + i * w.out_bytes);
     j.out_step = static_cast<size_t>(im.size.width) * sizeof(float);
     j.rows = im.size.height;
     j.cols = im.size.width;
   }
+  w.reference = reference_output(im.depth(f32), im.mask, c.params);
+  return w;
+}
+
+// Many launches of `launch` between two events, `per_launch` frames each (1: one frame per launch),
+// rotating over the working set. The first frame's output is poisoned first, so "equals CPU" speaks
+// of this launch configuration, not of one measured before it on the same buffers.
+KernelRow measure_kernel(const Ctx& c, MemoryBackend& be, WorkingSet& w, const std::string& backend,
+                         const std::string& variant, int per_launch, const Launcher& launch, const std::string& note) {
+  const size_t n = w.rot.frames;
+  c.say("kernel " + w.im->size.label() + " " + (w.f32 ? "f32" : "u16") + " " + backend + " " + variant + ", " +
+        std::to_string(per_launch) + " frame(s) per launch (" + std::to_string(n) + " frames, " +
+        std::to_string(n * w.frame_bytes / kMiB) + " MiB)");
+  std::memset(w.out.host(), 0xff, w.out_bytes);  // NaN bits: mask_cpu never writes them
+  w.out.host_written();
+  be.run_and_wait([&] { w.out.to_device(w.out_bytes); });
+
   const cudaStream_t s = be.stream();
   const RunAndWait wait = [&](const std::function<void()>& f) { be.run_and_wait(f); };
+  const size_t step = static_cast<size_t>(per_launch);
   const Timing t = time_units(c.target_s, [&](long long rotations) {
     return event_seconds(s, wait, [&] {
       for (long long r = 0; r < rotations; ++r)
-        for (size_t i = 0; i < n; i += static_cast<size_t>(batch)) launch(&jobs[i], batch, s);
+        for (size_t i = 0; i + step <= n; i += step) launch(&w.jobs[i], per_launch, s);
     });
   });
-  o.device_written();
-  be.run_and_wait([&] { o.to_host(out_bytes); });
-  const cv::Mat ref = reference_output(im.depth(f32), im.mask, c.params);
+  w.out.device_written();
+  be.run_and_wait([&] { w.out.to_host(w.out_bytes); });
 
   KernelRow row;
-  row.size = im.size;
-  row.depth = f32 ? "f32" : "u16";
+  row.size = w.im->size;
+  row.depth = w.f32 ? "f32" : "u16";
   row.backend = backend;
   row.variant = variant;
-  row.batch = batch;
+  row.batch = per_launch;
   row.frames_rotated = n;
-  row.working_set_bytes = n * frame_bytes;
-  row.launches = t.units * static_cast<long long>(n);
+  row.working_set_bytes = n * w.frame_bytes;
+  row.launches = t.units * static_cast<long long>(n / step * step);
   row.us_per_frame = t.seconds * 1e6 / static_cast<double>(row.launches);
-  row.gb_per_s = static_cast<double>(frame_bytes) * static_cast<double>(row.launches) / t.seconds / 1e9;
-  row.pct_of_d2d = d2d_gbps > 0 ? 100.0 * row.gb_per_s / d2d_gbps : 0.0;
-  row.matches_cpu = ref.isContinuous() && std::memcmp(o.host(), ref.data, out_bytes) == 0;
+  row.gb_per_s = static_cast<double>(w.frame_bytes) * static_cast<double>(row.launches) / t.seconds / 1e9;
+  row.matches_cpu = w.reference.isContinuous() && std::memcmp(w.out.host(), w.reference.data, w.out_bytes) == 0;
   row.note = note;
   return row;
+}
+
+// % of each ceiling the row is measured against: D2D for device memory; the pinned transfers for
+// mapped memory, which the kernel reads and writes over the bus.
+void set_percentages(KernelRow& k, const std::vector<Ceiling>& ceilings) {
+  auto gbps = [&](const char* name) {
+    for (const Ceiling& x : ceilings)
+      if (x.name == name) return x.gb_per_s;
+    return 0.0;
+  };
+  auto pct = [&](double ceiling) { return ceiling > 0 ? 100.0 * k.gb_per_s / ceiling : 0.0; };
+  if (k.bus_bound) {
+    k.pct_of_bidir_pinned = pct(gbps("bidir_pinned"));
+    const double h2d = gbps("h2d_pinned"), d2h = gbps("d2h_pinned");
+    k.pct_of_h2d_plus_d2h_pinned = h2d > 0 && d2h > 0 ? pct(h2d + d2h) : 0.0;
+  } else {
+    k.pct_of_d2d = pct(gbps("d2d"));
+  }
 }
 
 }  // namespace
@@ -361,43 +406,44 @@ GpuResults measure_gpu(const BenchOptions& o, const PlatformInfo& platform, cons
   } catch (const Error& e) {
     res.failures.emplace_back("ceiling pageable", e.what());
   }
-  double d2d = 0;
-  for (const Ceiling& x : res.ceilings)
-    if (x.name == "d2d") d2d = x.gb_per_s;
-
-  // Kernel only, per GPU backend: copy (every kernel variant, and batched launches for small frames),
-  // managed, zero_copy.
+  // Kernel only, per GPU backend. copy and zero_copy: every kernel variant, one frame per launch and
+  // batched (launch_mask_batch of KernelRotation::per_launch frames); managed: launch_mask.
   const std::vector<MaskKernelVariant> variants = mask_kernel_variants();
-  constexpr int kBatch = 16;
   for (BackendKind kind : o.backends) {
     if (kind == BackendKind::Cpu || kind == BackendKind::Auto) continue;
     const std::string name(to_string(kind));
     try {
       const BackendChoice choice = choose_backend(BackendConfig{kind, o.device}, platform);
       std::unique_ptr<MemoryBackend> be = make_backend(choice, platform);
+      const bool mapped = kind == BackendKind::ZeroCopy;
       for (const SizeImages& im : images) {
         for (bool f32 : {true, false}) {
-          if (kind == BackendKind::Copy) {
-            for (const MaskKernelVariant& v : variants) {
-              const Launcher one = [&params, v](const MaskJob* j, int, cudaStream_t s) {
-                launch_mask_variant(*j, params, v, s);
-              };
-              res.kernel.push_back(
-                  measure_kernel(c, *be, im, f32, name, to_string(v), 1, one, d2d, "device memory (cudaMalloc)"));
-            }
-            if (im.size.pixels() <= size_t{640} * 480) {
-              const Launcher batched = [&params](const MaskJob* j, int count, cudaStream_t s) {
-                launch_mask_batch(j, count, params, s);
-              };
-              res.kernel.push_back(measure_kernel(c, *be, im, f32, name, "batch " + std::to_string(kBatch), kBatch,
-                                                  batched, d2d, "launch_mask_batch of 16 frames per launch"));
-            }
-          } else {
+          WorkingSet w = make_working_set(c, *be, im, f32);
+          auto add = [&](KernelRow row) {
+            row.bus_bound = mapped;
+            set_percentages(row, res.ceilings);
+            res.kernel.push_back(std::move(row));
+          };
+          if (kind == BackendKind::Managed) {
             const Launcher plain = [&params](const MaskJob* j, int, cudaStream_t s) { launch_mask(*j, params, s); };
-            const std::string note = kind == BackendKind::ZeroCopy
-                                         ? "mapped host memory: the kernel reads and writes over the bus (bus-bound)"
-                                         : "managed memory made fresh on the device by Buffer::to_device (prefetch)";
-            res.kernel.push_back(measure_kernel(c, *be, im, f32, name, "launch_mask", 1, plain, d2d, note));
+            add(measure_kernel(c, *be, w, name, "launch_mask", 1, plain,
+                               "managed memory made fresh on the device by Buffer::to_device (prefetch)"));
+            continue;
+          }
+          const std::string memory =
+              mapped ? "mapped host memory: the kernel reads and writes over the bus (bus-bound)"
+                     : "device memory (cudaMalloc)";
+          for (const MaskKernelVariant& v : variants) {
+            const Launcher one = [&params, v](const MaskJob* j, int, cudaStream_t s) {
+              launch_mask_variant(*j, params, v, s);
+            };
+            const Launcher batched = [&params, v](const MaskJob* j, int count, cudaStream_t s) {
+              launch_mask_batch(j, count, params, s, v);
+            };
+            add(measure_kernel(c, *be, w, name, to_string(v), 1, one, memory + ", launch_mask_variant"));
+            if (w.rot.per_launch > 1)  // 1: a frame too big to rotate more than one of; the row above
+              add(measure_kernel(c, *be, w, name, to_string(v), w.rot.per_launch, batched,
+                                 memory + ", launch_mask_batch"));
           }
         }
       }

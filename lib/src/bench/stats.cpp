@@ -103,10 +103,23 @@ size_t rotation_frames(size_t frame_bytes, size_t l2_bytes, double factor, size_
   return (n + multiple_of - 1) / multiple_of * multiple_of;
 }
 
+KernelRotation kernel_rotation(size_t frame_bytes, size_t l2_bytes, double factor, size_t max_bytes,
+                               int max_per_launch) {
+  KernelRotation r;
+  size_t n = rotation_frames(frame_bytes, l2_bytes, factor, 2, 1);
+  if (frame_bytes > 0 && n * frame_bytes > max_bytes) n = std::max<size_t>(1, max_bytes / frame_bytes);
+  r.per_launch = static_cast<int>(std::clamp<size_t>(n, 1, static_cast<size_t>(std::max(max_per_launch, 1))));
+  const size_t b = static_cast<size_t>(r.per_launch);
+  r.frames = (n + b - 1) / b * b;
+  // Rounding up to whole launches may pass max_bytes: round down instead (n >= b, so >= one launch).
+  if (frame_bytes > 0 && r.frames * frame_bytes > max_bytes && r.frames > b) r.frames -= b;
+  return r;
+}
+
 int default_frames(const FrameSize& s) {
-  if (s.pixels() == 0) return 64;
-  const double f = 64.0 * std::sqrt(640.0 * 480.0 / static_cast<double>(s.pixels()));
-  return std::clamp(static_cast<int>(std::lround(f)), 12, 64);
+  if (s.pixels() == 0) return 256;
+  const double f = 256.0 * std::sqrt(640.0 * 480.0 / static_cast<double>(s.pixels()));
+  return std::clamp(static_cast<int>(std::lround(f)), 48, 256);
 }
 
 const Ceiling* BenchReport::ceiling(std::string_view name) const {
