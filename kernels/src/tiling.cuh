@@ -54,6 +54,23 @@ inline dim3 chunk_grid(int rows, int cols) {
   return dim3((chunks + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
 }
 
+// One chunk of row y (see for_tile_chunks): vectorised when it lies wholly inside an aligned row,
+// pixel by pixel otherwise.
+template <int V, class Head, class Load, class Store, class One>
+__device__ __forceinline__ void chunk_or_pixels(int y, int c, int cols, Head& head, Load& load, Store& store, One& one) {
+  const int h = head(y);
+  const int x0 = c * V - (h > 0 ? V - h : 0);
+  if (h >= 0 && x0 >= 0 && x0 + V <= cols) {
+    store(x0, y, load(x0, y));
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int x = x0 + i;
+      if (x >= 0 && x < cols) one(x, y);
+    }
+  }
+}
+
 // The vector walk over this thread's rows of its block's tile (a tile is 32 chunks of V pixels wide).
 // Rows may start anywhere (ROIs, odd widths, odd steps), so the alignment is decided per row:
 // head(y) returns how many pixels (0..V-1) precede the row's first pixel at which every plane is
@@ -61,40 +78,19 @@ inline dim3 chunk_grid(int rows, int cols) {
 // pixel, so chunk c covers pixels [c*V - shift, c*V - shift + V) with shift = (V - head) % V.
 // A chunk wholly inside an aligned row is read by load(x0, y) (x0 is then V-pixel aligned in every
 // plane) and written by store(x0, y, loaded); the head, the tail and every chunk of a row that cannot
-// be aligned go pixel by pixel to one(x, y). All of a thread's loads are issued before its first
-// store: the compiler cannot move loads above stores that may alias them, and the bytes in flight
-// per thread are what keeps the memory system (HBM or, for mapped memory, the bus) busy.
+// be aligned go pixel by pixel to one(x, y). Rows are done one after the other: issuing all of a
+// thread's loads first (more bytes in flight per thread) measured slower on the H200, for device
+// memory (fewer resident blocks) and far slower for mapped host memory (docs/PERFORMANCE.md).
 template <int BlockRows, int V, class Head, class Load, class Store, class One>
 __device__ __forceinline__ void for_tile_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store, One&& one) {
-  constexpr int kRowsPerThread = kTile / BlockRows;
   const int c = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
   if (c * V - (V - 1) >= cols) return;  // past the last pixel whatever the shift
   const int y0 = static_cast<int>(blockIdx.y) * kTile + static_cast<int>(threadIdx.y);
-  using Loaded = decltype(load(0, 0));
-  Loaded loaded[kRowsPerThread];
-  int x0[kRowsPerThread];
-  bool whole[kRowsPerThread];
 #pragma unroll
-  for (int k = 0; k < kRowsPerThread; ++k) {
-    const int y = y0 + k * BlockRows;
-    const int h = y < rows ? head(y) : -1;
-    x0[k] = c * V - (h > 0 ? V - h : 0);
-    whole[k] = y < rows && h >= 0 && x0[k] >= 0 && x0[k] + V <= cols;
-    if (whole[k]) loaded[k] = load(x0[k], y);
-  }
-#pragma unroll
-  for (int k = 0; k < kRowsPerThread; ++k) {
-    const int y = y0 + k * BlockRows;
+  for (int k = 0; k < kTile; k += BlockRows) {
+    const int y = y0 + k;
     if (y >= rows) break;
-    if (whole[k]) {
-      store(x0[k], y, loaded[k]);
-    } else {
-#pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const int x = x0[k] + i;
-        if (x >= 0 && x < cols) one(x, y);
-      }
-    }
+    chunk_or_pixels<V>(y, c, cols, head, load, store, one);
   }
 }
 
@@ -117,19 +113,8 @@ template <int V, class Head, class Load, class Store, class One>
 __device__ __forceinline__ void for_row_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store, One&& one) {
   const int c = static_cast<int>(blockIdx.x) * kRowThreads + static_cast<int>(threadIdx.x);
   if (c * V - (V - 1) >= cols) return;
-  for (int y = static_cast<int>(blockIdx.y); y < rows; y += static_cast<int>(gridDim.y)) {
-    const int h = head(y);
-    const int x0 = c * V - (h > 0 ? V - h : 0);
-    if (h >= 0 && x0 >= 0 && x0 + V <= cols) {
-      store(x0, y, load(x0, y));
-    } else {
-#pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const int x = x0 + i;
-        if (x >= 0 && x < cols) one(x, y);
-      }
-    }
-  }
+  for (int y = static_cast<int>(blockIdx.y); y < rows; y += static_cast<int>(gridDim.y))
+    chunk_or_pixels<V>(y, c, cols, head, load, store, one);
 }
 
 }  // namespace depthmask::tiling

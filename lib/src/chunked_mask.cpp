@@ -11,7 +11,8 @@
 namespace depthmask::detail {
 
 int ChunkedMask::bands_for(size_t input_bytes) {
-  return static_cast<int>(std::clamp<size_t>(input_bytes / kMinBandBytes, 1, kMaxBands));
+  if (input_bytes < kMinSplitBytes) return 1;
+  return static_cast<int>(std::clamp<size_t>((input_bytes + kBytesPerBand / 2) / kBytesPerBand, 2, kMaxAutoBands));
 }
 
 struct ChunkedMask::Impl {

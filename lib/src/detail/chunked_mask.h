@@ -13,11 +13,13 @@ namespace depthmask::detail {
 
 class ChunkedMask {
  public:
-  // Bands of at least this many input bytes: smaller ones cost more in per-call overhead than they
-  // save in overlap.
-  static constexpr size_t kMinBandBytes = 512 * 1024;
+  // About one band per 4 MB of input, 2 to 8, none below 1 MB: each band costs about 10 us of
+  // per-copy overhead on the H200 (bench sweep of 1..16 bands, docs/PERFORMANCE.md), so small
+  // frames gain little and 4K frames do best with 4 to 8.
+  static constexpr size_t kMinSplitBytes = 1 << 20;
+  static constexpr size_t kBytesPerBand = 4 << 20;
+  static constexpr int kMaxAutoBands = 8;
   static constexpr int kMaxBands = 16;
-  // How many bands a frame of `input_bytes` (depth + mask) gets: 1 means no split.
   static int bands_for(size_t input_bytes);
 
   explicit ChunkedMask(MemoryBackend& backend);
