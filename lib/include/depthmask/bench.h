@@ -163,6 +163,9 @@ struct EndToEndRow {
   double encode_ms = 0;  // per frame, float32 TIFF, one thread
   unsigned threads = 0;
   double codec_bound_fps = 0;
+  // The codec alone on every thread at once (decode + mask + encode in memory, oneTBB over frames):
+  // what the cores deliver together, which the codec bound (threads x one thread's rate) assumes.
+  double codec_parallel_fps = 0;
   std::string error;  // non-empty: the row failed (e.g. frames failed in run)
 };
 
