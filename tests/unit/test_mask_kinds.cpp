@@ -697,3 +697,105 @@ TEST(RealApc, PerInstanceObjectsFromTheGroundTruthUnionToTheSegmCount) {
   dm::process_frame(c, f, slot, dm::mask_params(c), [&](const dm::FrameSlot& s, const std::string&) { counts.push_back(kept(s.out())); });
   EXPECT_EQ(counts, std::vector<size_t>{26485});
 }
+
+// ---------------------------------------------------------------------------------------------------
+// The CPU loop's vector paths (the common rule vectorises, and on x86-64 runs as an AVX2 copy where
+// the CPU has it) against the rule called pixel by pixel: rows wide enough for every vector width and
+// its tails, starting off alignment inside pitched images, over the values where a lane could differ.
+
+namespace {
+// Per-pixel reference: mask_pixel, one call a pixel.
+cv::Mat rule_reference(const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams& p) {
+  cv::Mat out(depth.size(), CV_32FC1);
+  for (int y = 0; y < depth.rows; ++y)
+    for (int x = 0; x < depth.cols; ++x) {
+      const uint32_t m = mask.type() == CV_8UC1 ? mask.at<uint8_t>(y, x) : mask.at<uint16_t>(y, x);
+      out.at<float>(y, x) = depth.type() == CV_16UC1
+                                ? (mask.type() == CV_8UC1 ? dm::mask_pixel(depth.at<uint16_t>(y, x), static_cast<uint8_t>(m), p)
+                                                          : dm::mask_pixel(depth.at<uint16_t>(y, x), static_cast<uint16_t>(m), p))
+                                : (mask.type() == CV_8UC1 ? dm::mask_pixel(depth.at<float>(y, x), static_cast<uint8_t>(m), p)
+                                                          : dm::mask_pixel(depth.at<float>(y, x), static_cast<uint16_t>(m), p));
+    }
+  return out;
+}
+
+// Edge values first (so narrow rows still meet them), then random ones.
+cv::Mat edge_depth(cv::Size s, int type, std::mt19937& rng) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float fl[] = {nan, -nan, inf, -inf, -2.0f, -0.0f, 0.0f, 1e-40f, 0.2f, std::nextafter(0.2f, 0.0f), 10.0f,
+                      std::nextafter(10.0f, 11.0f), 3.4028235e38f, 1.5f, 0.75f};
+  const uint16_t u[] = {0, 65535, 199, 200, 10000, 10001, 1500, 1, 7, 4000, 65534};
+  std::uniform_int_distribution<int> pick(0, 3), mm(0, 12000);
+  cv::Mat d(s, type);
+  int i = 0;
+  for (int y = 0; y < s.height; ++y)
+    for (int x = 0; x < s.width; ++x, ++i) {
+      const bool edge = i < 64 || pick(rng) == 0;
+      if (type == CV_16UC1) d.at<uint16_t>(y, x) = edge ? u[(i * 7 + y) % std::size(u)] : static_cast<uint16_t>(mm(rng));
+      else d.at<float>(y, x) = edge ? fl[(i * 7 + y) % std::size(fl)] : static_cast<float>(mm(rng)) * 0.001f;
+    }
+  return d;
+}
+
+cv::Mat edge_mask(cv::Size s, int type, std::mt19937& rng) {
+  const int vals[] = {0, 1, 2, 3, 99, 100, 101, 127, 128, 254, 255};
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(std::size(vals)) - 1), wide(0, 65535);
+  cv::Mat m(s, type);
+  for (int y = 0; y < s.height; ++y)
+    for (int x = 0; x < s.width; ++x) {
+      const int v = vals[pick(rng)];
+      if (type == CV_8UC1) m.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
+      else m.at<uint16_t>(y, x) = static_cast<uint16_t>(pick(rng) == 0 ? wide(rng) : v * 257);
+    }
+  return m;
+}
+
+// The rules worth a lane each: the common threshold rule (the vectorised loop) and its variants, and
+// the general loop's labels, markers and APC decoding.
+std::vector<std::pair<std::string, dm::MaskParams>> vector_path_rules() {
+  dm::MaskParams base;
+  dm::set_depth_range(base, 0.001, 0.2, 10.0);
+  std::vector<std::pair<std::string, dm::MaskParams>> rules;
+  rules.emplace_back("threshold 0", base);
+  dm::MaskParams p = base;
+  p.threshold = 100;
+  rules.emplace_back("threshold 100", p);
+  p.invert = true;
+  p.invalid = std::numeric_limits<float>::quiet_NaN();
+  rules.emplace_back("threshold 100 invert NaN-invalid", p);
+  p = base;
+  dm::set_threshold_fraction(p, 0.5);
+  p.invalid = -1.0f;
+  rules.emplace_back("fraction 0.5", p);
+  p = base;
+  p.label_count = 3, p.labels[0] = 1, p.labels[1] = 101, p.labels[2] = 255 * 257;
+  rules.emplace_back("labels", p);
+  p = base;
+  p.invalid_raw_count = 1, p.invalid_raw[0] = 65535;
+  rules.emplace_back("marker 65535", p);
+  p = base;
+  p.apc_encoding = true;
+  rules.emplace_back("apc", p);
+  return rules;
+}
+}  // namespace
+
+TEST(CpuLoop, WideAndMisalignedRowsEqualTheRulePixelByPixel) {
+  std::mt19937 rng(11);
+  for (const cv::Size size : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(67, 3), cv::Size(1003, 4)}) {
+    for (const int dtype : {CV_16UC1, CV_32FC1}) {
+      for (const int mtype : {CV_8UC1, CV_16UC1}) {
+        // Views one column into images two columns wider: rows start off alignment, steps are padded.
+        const cv::Mat depth_full = edge_depth(size + cv::Size(2, 0), dtype, rng);
+        const cv::Mat mask_full = edge_mask(size + cv::Size(2, 0), mtype, rng);
+        const cv::Mat depth = depth_full(cv::Rect(1, 0, size.width, size.height));
+        const cv::Mat mask = mask_full(cv::Rect(1, 0, size.width, size.height));
+        for (const auto& [name, p] : vector_path_rules()) {
+          SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + (dtype == CV_16UC1 ? " u16" : " f32") +
+                       (mtype == CV_8UC1 ? " mask8 " : " mask16 ") + name);
+          EXPECT_TRUE(dmtest::SameBits(run_cpu(depth, mask, p), rule_reference(depth, mask, p)));
+        }
+      }
+    }
+  }
+}
