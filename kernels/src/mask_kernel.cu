@@ -45,11 +45,12 @@ __host__ __device__ constexpr int threads_per_block(MaskBlockShape s) {
 // reads 16 bytes (float) or 8 bytes (u16) per thread, the mask 4 (u8) or 8 (u16), each contiguous
 // across the warp.
 constexpr int kVec = 4;
-// The row walk takes 8 pixels of 16-bit depth per thread (one 16-byte load; two float4 stores): with
-// 4, a thread had 12 bytes in flight and the walk reached 84 % of the copy bandwidth at 4K, not 99 %.
+// The row walk's chunk, per depth type. 4 for every type: 8 pixels of 16-bit depth per thread (one
+// 16-byte load, two float4 stores) measured slower on the H200 (70 % of the D2D bandwidth batched at
+// 4K against 84 % with 4; docs/PERFORMANCE.md), so it stays a one-line experiment.
 template <class DepthT>
 __host__ __device__ constexpr int row_vec() {
-  return sizeof(DepthT) == 2 ? 8 : kVec;
+  return kVec;
 }
 
 // N consecutive elements from a pointer aligned to N elements, in 16-byte (or smaller) loads. The
