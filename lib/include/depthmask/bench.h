@@ -157,6 +157,9 @@ struct EndToEndRow {
   // A second run_batch with the same backend object into a fresh output folder: CUDA, the thread pool
   // and the page cache warm (its own frame buffers are still allocated anew).
   double warm_run_s = 0, warm_run_fps = 0;
+  // The warm run's rate from the commit of its first quarter of frames to its last: start-up (pool
+  // allocation) and the pipeline's fill left out.
+  double steady_fps = 0;
   int rate_frames = 0;  // frames the naive loop and the codec times ran on: min(frames, kRateFrames)
   double naive_fps = 0;
   double decode_ms = 0;  // per frame, depth + mask, one thread

@@ -269,11 +269,34 @@ Config run_config(const fs::path& data, const fs::path& out, const BenchOptions&
                                                {"backend.device", std::to_string(o.device), "bench"}});
 }
 
-// The wall time of run_batch (start-up included).
-double timed_run_batch(const Config& c, MemoryBackend& be, const BackendChoice& choice, RunSummary& s) {
+// Commit times of the frames, to measure the steady state apart from start-up and drain.
+class CommitClock final : public RunObserver {
+ public:
+  void on_frame(const FrameEntry&, size_t done, size_t, const FrameFailure*) override {
+    times_.push_back(Clock::now());
+    (void)done;
+  }
+  // Frames per second between the commit of the first quarter of the frames and the last commit.
+  double steady_fps() const {
+    if (times_.size() < 8) return 0;
+    const size_t a = times_.size() / 4, b = times_.size() - 1;
+    const double s = std::chrono::duration<double>(times_[b] - times_[a]).count();
+    return s > 0 ? static_cast<double>(b - a) / s : 0;
+  }
+
+ private:
+  std::vector<Clock::time_point> times_;
+};
+
+// The wall time of run_batch (start-up included); `steady_fps` gets the steady-state rate.
+double timed_run_batch(const Config& c, MemoryBackend& be, const BackendChoice& choice, RunSummary& s,
+                       double* steady_fps = nullptr) {
+  CommitClock clock;
   const auto t0 = Clock::now();
-  s = run_batch(c, be, choice);
-  return seconds_since(t0);
+  s = run_batch(c, be, choice, &clock);
+  const double wall = seconds_since(t0);
+  if (steady_fps) *steady_fps = clock.steady_fps();
+  return wall;
 }
 
 std::string run_error(const RunSummary& s, int frames, const char* which) {
@@ -311,7 +334,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
   row.error = run_error(s, row.frames, "first run");
   if (row.error.empty()) {
     say("end to end " + size.label() + ": run (warm)");
-    row.warm_run_s = timed_run_batch(run_config(data, warm_out, o), *be, choice, s);
+    row.warm_run_s = timed_run_batch(run_config(data, warm_out, o), *be, choice, s, &row.steady_fps);
     row.warm_run_fps = row.warm_run_s > 0 ? static_cast<double>(s.ok) / row.warm_run_s : 0;
     row.error = run_error(s, row.frames, "warm run");
   }
