@@ -66,10 +66,9 @@ DM_CPU_CLONES void mask_rows(const Views<DepthT, MaskT>& v, const tbb::blocked_r
 template <class DepthT, class MaskT>
 void run_rows(const MaskJob& job, const MaskParams& p) {
   const Views<DepthT, MaskT> v(job);
-  // Tasks of at least 32K pixels (and 16 rows): with the vectorised rows a task of fewer pixels costs
-  // more in scheduling than it computes (a 640x480 frame is ~10 tasks, a 4K frame ~135).
-  const int grain = std::max(16, (32768 + std::max(job.cols, 1) - 1) / std::max(job.cols, 1));
-  tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, grain),
+  // Grain of 16 rows: a 640-wide row is ~3 KB of traffic, too little to be worth a task on its own.
+  // (Tasks of at least 32K pixels measured no better on the H200 host: docs/PERFORMANCE.md.)
+  tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16),
                     [&](const tbb::blocked_range<int>& r) { mask_rows(v, r, p); });
 }
 
