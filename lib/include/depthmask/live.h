@@ -1,0 +1,59 @@
+// Live mode: frames from a camera or another process, masked and handed on with bounded latency.
+//
+// A source (a URI: synthetic://, replay://, gst://, v4l2://) delivers captured frames; a fixed pool of
+// frame slots from the memory backend carries them through capture → mask → output stages; when the
+// consumer falls behind the oldest unprocessed frame is dropped (or capture blocks), never queued
+// without bound. Sources fail and come back: the runner reconnects with bounded exponential back-off.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "depthmask/backend.h"
+#include "depthmask/config.h"
+
+namespace depthmask {
+
+// A source URI split into its parts: scheme://path?key=value&key=value. Throws ConfigError naming the
+// URI and what is wrong (no scheme, an unknown scheme, a malformed query).
+struct SourceUri {
+  std::string text;    // as given
+  std::string scheme;  // synthetic, replay, gst, v4l2
+  std::string path;    // after "scheme://" up to '?' (a folder, a device, a pipeline)
+  std::map<std::string, std::string> query;
+};
+SourceUri parse_source_uri(const std::string& uri);
+
+// One captured frame, in host memory. depth: CV_16UC1 raw units or CV_32FC1 metres; mask: CV_8UC1 or
+// CV_16UC1 (empty when the mask comes from elsewhere: a static image, a depth band); color optional.
+struct CapturedFrame {
+  cv::Mat depth, mask, color;
+  uint64_t sequence = 0;  // the source's frame counter
+  std::chrono::steady_clock::time_point captured;  // when read() returned it (latency starts here)
+  std::string id;  // a name for outputs: the dataset's id (replay) or the sequence number
+};
+
+class LiveSource {
+ public:
+  virtual ~LiveSource() = default;
+  // (Re)opens the source. Throws InputError naming the URI and why (device absent, pipeline fails).
+  virtual void open() = 0;
+  // Waits for the next frame (a source paces itself: fps, recorded timestamps, the camera). Returns
+  // false at the end of a finite stream (replay without loop). Throws InputError on a failure the
+  // runner treats as a disconnect (it reopens with back-off).
+  virtual bool read(CapturedFrame& frame) = 0;
+  // One line for logs: what the source is.
+  virtual std::string describe() const = 0;
+};
+
+// The source for `uri`. `config` supplies what the frames mean (depth scale and encoding, mask kind)
+// and, for replay://, how a dataset folder is read (the same layouts as `run`).
+std::unique_ptr<LiveSource> make_live_source(const SourceUri& uri, const Config& config);
+
+}  // namespace depthmask
