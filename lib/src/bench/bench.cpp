@@ -393,7 +393,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
     }
     const CvThreads one(1);  // OpenCV's own threads off: oneTBB spreads the frames
     const int n = std::max(row.rate_frames * 4, static_cast<int>(threads) * 4);
-    const double s = time_us([&] {
+    const double secs = time_us([&] {
                        tbb::parallel_for(0, n, [&](int i) {
                          const size_t k = static_cast<size_t>(i % row.rate_frames);
                          const cv::Mat d = cv::imdecode(dbs[k], cv::IMREAD_UNCHANGED);
@@ -402,7 +402,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
                        });
                      }) *
                      1e-6;
-    row.codec_parallel_fps = s > 0 ? n / s : 0;
+    row.codec_parallel_fps = secs > 0 ? n / secs : 0;
   }
 
   std::error_code ec;
