@@ -11,9 +11,10 @@ build_pkgs=(
   libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpng-dev nlohmann-json3-dev
   python3 python3-numpy
+  gstreamer1.0-plugins-base gstreamer1.0-tools
 )
 runtime_pkgs=(
-  libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
+  libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-videoio-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
 )
 
 pkgs=("${build_pkgs[@]}")

@@ -1,0 +1,251 @@
+// Live sources: URI parsing, the synthetic scene, replay of dataset folders, GStreamer and V4L2.
+#include <gtest/gtest.h>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/videoio/registry.hpp>
+
+#include <cstdlib>
+
+#include "depthmask/errors.h"
+#include "depthmask/live.h"
+#include "depthmask/synth.h"
+#include "test_support.h"
+
+namespace dm = depthmask;
+namespace fs = std::filesystem;
+using dmtest::Contains;
+using dmtest::SameBits;
+
+namespace {
+
+std::string config_error(const std::string& uri) {
+  return dmtest::message_of<dm::ConfigError>([&] { dm::parse_source_uri(uri); });
+}
+
+std::unique_ptr<dm::LiveSource> open_source(const std::string& uri, const dm::Config& c = {}) {
+  auto s = dm::make_live_source(dm::parse_source_uri(uri), c);
+  s->open();
+  return s;
+}
+
+}  // namespace
+
+TEST(SourceUri, SplitsSchemePathAndQuery) {
+  const auto u = dm::parse_source_uri("replay:///data/scene?fps=15&loop=1");
+  EXPECT_EQ(u.text, "replay:///data/scene?fps=15&loop=1");
+  EXPECT_EQ(u.scheme, "replay");
+  EXPECT_EQ(u.path, "/data/scene");
+  EXPECT_EQ(u.query.at("fps"), "15");
+  EXPECT_EQ(u.query.at("loop"), "1");
+
+  const auto s = dm::parse_source_uri("synthetic://?size=64x48&fps=0&frames=3");
+  EXPECT_EQ(s.path, "");
+  EXPECT_EQ(s.query.at("size"), "64x48");
+  EXPECT_TRUE(dm::parse_source_uri("synthetic://").query.empty());
+
+  const auto v = dm::parse_source_uri("v4l2:///dev/video0");
+  EXPECT_EQ(v.path, "/dev/video0");
+}
+
+TEST(SourceUri, GstPipelineIsTheWholeRest) {
+  // '?', '&' and '=' belong to the pipeline, not to a query.
+  const std::string p = "videotestsrc num-buffers=3 ! video/x-raw,format=GRAY8 ! appsink name=a?b&c";
+  const auto u = dm::parse_source_uri("gst://" + p);
+  EXPECT_EQ(u.scheme, "gst");
+  EXPECT_EQ(u.path, p);
+  EXPECT_TRUE(u.query.empty());
+}
+
+TEST(SourceUri, ErrorsNameTheUriAndTheProblem) {
+  std::string m = config_error("/data/scene");
+  EXPECT_TRUE(Contains(m, "'/data/scene'"));
+  EXPECT_TRUE(Contains(m, "no scheme"));
+  EXPECT_TRUE(Contains(m, "synthetic, replay, gst, v4l2"));
+
+  m = config_error("rtsp://cam/stream");
+  EXPECT_TRUE(Contains(m, "'rtsp://cam/stream'"));
+  EXPECT_TRUE(Contains(m, "unknown scheme 'rtsp'"));
+  EXPECT_TRUE(Contains(m, "synthetic, replay, gst, v4l2"));
+
+  for (const char* u : {"replay://", "replay://?fps=3", "gst://", "v4l2://"}) {
+    m = config_error(u);
+    EXPECT_TRUE(Contains(m, std::string("'") + u + "'"));
+    EXPECT_TRUE(Contains(m, "empty path"));
+  }
+  EXPECT_TRUE(Contains(config_error("synthetic://foo"), "takes no path"));
+
+  m = config_error("replay://d?fps");
+  EXPECT_TRUE(Contains(m, "malformed query item 'fps'"));
+  EXPECT_TRUE(Contains(config_error("replay://d?fps=1&&loop=1"), "malformed query item ''"));
+  EXPECT_TRUE(Contains(config_error("replay://d?=1"), "malformed query item '=1'"));
+  EXPECT_TRUE(Contains(config_error("replay://d?fps=1&fps=2"), "'fps' given twice"));
+
+  m = config_error("replay://d?speed=2");
+  EXPECT_TRUE(Contains(m, "unknown query key 'speed'"));
+  EXPECT_TRUE(Contains(m, "allowed: fps, loop"));
+  EXPECT_TRUE(Contains(config_error("synthetic://?loop=1"), "allowed: size, fps, frames"));
+
+  for (const char* fps : {"abc", "-1", "", "30fps", "nan", "inf"})
+    EXPECT_TRUE(Contains(config_error(std::string("synthetic://?fps=") + fps), std::string("fps '") + fps + "'"));
+  for (const char* size : {"640", "640x", "x480", "0x480", "640x-1", "axb", "640X480", "20000x10"})
+    EXPECT_TRUE(Contains(config_error(std::string("synthetic://?size=") + size), std::string("size '") + size + "'"));
+  EXPECT_TRUE(Contains(config_error("synthetic://?frames=0"), "frames '0'"));
+  EXPECT_TRUE(Contains(config_error("synthetic://?frames=2.5"), "frames '2.5'"));
+  EXPECT_TRUE(Contains(config_error("replay://d?loop=yes"), "loop 'yes' is not 0 or 1"));
+}
+
+TEST(SyntheticSource, DeliversTheRenderedSequence) {
+  auto s = open_source("synthetic://?size=33x31&fps=200&frames=3");
+  EXPECT_TRUE(Contains(s->describe(), "33x31"));
+  dm::CapturedFrame f;
+  auto last = std::chrono::steady_clock::time_point{};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s->read(f));
+    const auto want = dm::render_synthetic_frame(i, 33, 31);
+    EXPECT_TRUE(SameBits(f.depth, want.depth_mm));
+    EXPECT_TRUE(SameBits(f.mask, want.mask));
+    EXPECT_TRUE(SameBits(f.color, want.color));
+    EXPECT_EQ(f.sequence, static_cast<uint64_t>(i));
+    EXPECT_EQ(f.id, "00000" + std::to_string(i));
+    EXPECT_GT(f.captured, last);
+    last = f.captured;
+  }
+  EXPECT_FALSE(s->read(f));
+  // open() starts the sequence again.
+  s->open();
+  ASSERT_TRUE(s->read(f));
+  EXPECT_EQ(f.sequence, 0u);
+}
+
+TEST(SyntheticSource, IsEndlessWithoutFrames) {
+  auto s = open_source("synthetic://?size=8x6&fps=0");
+  dm::CapturedFrame f;
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(s->read(f));
+  EXPECT_EQ(f.sequence, 49u);
+}
+
+TEST(ReplaySource, PlaysASyntheticDatasetInOrderThenEnds) {
+  dmtest::TempDir dir;
+  dm::write_synthetic_dataset(dir.path(), 3, 32, 24);
+  auto s = open_source("replay://" + dir.path().string() + "?fps=0");
+  dm::CapturedFrame f;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s->read(f));
+    const std::string id = "00000" + std::to_string(i);
+    EXPECT_EQ(f.id, id);
+    EXPECT_EQ(f.sequence, static_cast<uint64_t>(i));
+    EXPECT_TRUE(SameBits(f.depth, cv::imread((dir.path() / "depth" / (id + ".png")).string(), cv::IMREAD_UNCHANGED)));
+    EXPECT_TRUE(SameBits(f.mask, cv::imread((dir.path() / "mask" / (id + ".png")).string(), cv::IMREAD_UNCHANGED)));
+    EXPECT_TRUE(SameBits(f.color, cv::imread((dir.path() / "color" / (id + ".png")).string(), cv::IMREAD_COLOR)));
+    EXPECT_TRUE(SameBits(f.depth, dm::render_synthetic_frame(i, 32, 24).depth_mm));
+  }
+  EXPECT_FALSE(s->read(f));
+  EXPECT_FALSE(s->read(f));
+}
+
+TEST(ReplaySource, LoopRestartsAtTheEnd) {
+  dmtest::TempDir dir;
+  dm::write_synthetic_dataset(dir.path(), 2, 16, 12);
+  auto s = open_source("replay://" + dir.path().string() + "?fps=1000&loop=1");
+  dm::CapturedFrame f;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(s->read(f));
+    ids.push_back(f.id);
+    EXPECT_EQ(f.sequence, static_cast<uint64_t>(i));  // the sequence keeps counting across passes
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"000000", "000001", "000000", "000001", "000000"}));
+  EXPECT_TRUE(SameBits(f.depth, dm::render_synthetic_frame(0, 16, 12).depth_mm));
+}
+
+TEST(ReplaySource, MissingFolderIsAnInputErrorNamingIt) {
+  dmtest::TempDir dir;
+  const fs::path missing = dir.path() / "no-such-scene";
+  auto s = dm::make_live_source(dm::parse_source_uri("replay://" + missing.string()), dm::Config{});
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->open(); });
+  EXPECT_TRUE(Contains(m, missing.string()));
+}
+
+TEST(ReplaySource, MissingFrameFileIsAnInputErrorNamingIt) {
+  dmtest::TempDir dir;
+  dm::write_synthetic_dataset(dir.path(), 2, 16, 12);
+  auto s = open_source("replay://" + dir.path().string() + "?fps=0");
+  fs::remove(dir.path() / "mask" / "000001.png");
+  dm::CapturedFrame f;
+  ASSERT_TRUE(s->read(f));
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->read(f); });
+  EXPECT_TRUE(Contains(m, (dir.path() / "mask" / "000001.png").string()));
+}
+
+TEST(ReplaySource, ApcSceneFromSharedData) {
+  const fs::path scene = dmtest::shared_data_dir() / "apc-vision-toolbox" / "scene-0000";
+  if (!fs::exists(scene / "cam.info.txt")) GTEST_SKIP() << "no APC scene at " << scene << " (DEPTHMASK_TEST_DATA)";
+  auto s = open_source("replay://" + scene.string() + "?fps=0");
+  EXPECT_TRUE(Contains(s->describe(), "APC"));
+  dm::CapturedFrame f;
+  int n = 0;
+  while (s->read(f)) {
+    const std::string id = "00000" + std::to_string(n);
+    EXPECT_EQ(f.id, id);
+    EXPECT_TRUE(SameBits(
+        f.depth, cv::imread((scene / ("frame-" + id + ".depth.png")).string(), cv::IMREAD_UNCHANGED)));
+    EXPECT_TRUE(SameBits(
+        f.mask, cv::imread((scene / "segm" / ("frame-" + id + ".segm.png")).string(), cv::IMREAD_UNCHANGED)));
+    EXPECT_EQ(f.depth.type(), CV_16UC1);
+    EXPECT_EQ(f.color.type(), CV_8UC3);
+    ++n;
+  }
+  EXPECT_EQ(n, 8);
+}
+
+namespace {
+// Why the GStreamer test cannot run here, or empty when it can.
+std::string gst_unavailable_reason() {
+  if (!cv::videoio_registry::hasBackend(cv::CAP_GSTREAMER)) return "OpenCV is built without GStreamer";
+  if (std::system("gst-inspect-1.0 videotestsrc >/dev/null 2>&1") != 0)
+    return "GStreamer's videotestsrc is not installed (gstreamer1.0-plugins-base, gstreamer1.0-tools)";
+  return "";
+}
+}  // namespace
+
+TEST(GstSource, VideoTestSrcDelivers16BitDepthThenEnds) {
+  if (const std::string why = gst_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto s = open_source("gst://videotestsrc num-buffers=5 ! video/x-raw,format=GRAY16_LE,width=64,height=48 ! appsink");
+  dm::CapturedFrame f;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(s->read(f)) << "frame " << i;
+    EXPECT_EQ(f.depth.type(), CV_16UC1);
+    EXPECT_EQ(f.depth.size(), cv::Size(64, 48));
+    EXPECT_TRUE(f.color.empty());
+    EXPECT_EQ(f.sequence, static_cast<uint64_t>(i));
+  }
+  EXPECT_FALSE(s->read(f));
+}
+
+TEST(GstSource, ColorPipelineDeliversColor) {
+  if (const std::string why = gst_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto s = open_source("gst://videotestsrc num-buffers=2 ! video/x-raw,format=BGR,width=32,height=24 ! appsink");
+  dm::CapturedFrame f;
+  ASSERT_TRUE(s->read(f));
+  EXPECT_EQ(f.color.type(), CV_8UC3);
+  EXPECT_TRUE(f.depth.empty());
+}
+
+TEST(GstSource, PipelineMustEndInAppsink) {
+  const std::string m = dmtest::message_of<dm::ConfigError>(
+      [] { dm::make_live_source(dm::parse_source_uri("gst://videotestsrc ! fakesink"), dm::Config{}); });
+  EXPECT_TRUE(Contains(m, "must end in appsink"));
+}
+
+TEST(GstSource, BrokenPipelineIsAnInputError) {
+  if (const std::string why = gst_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto s = dm::make_live_source(dm::parse_source_uri("gst://no-such-element-xyz ! appsink"), dm::Config{});
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->open(); });
+  EXPECT_TRUE(Contains(m, "no-such-element-xyz"));
+}
+
+TEST(V4l2Source, AbsentDeviceNamesIt) {
+  auto s = dm::make_live_source(dm::parse_source_uri("v4l2:///dev/video77"), dm::Config{});
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->open(); });
+  EXPECT_TRUE(Contains(m, "v4l2 device '/dev/video77' does not exist"));
+}
