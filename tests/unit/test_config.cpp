@@ -383,7 +383,7 @@ TEST_F(ConfigFile, UnknownTopLevelKeyNamesKeyLineAndAllowedKeys) {
   EXPECT_TRUE(Contains(msg, "'colour'"));
   EXPECT_TRUE(Contains(msg, "line 4"));
   EXPECT_TRUE(Contains(msg, "depthmask.yaml"));
-  EXPECT_TRUE(Contains(msg, "input, depth, mask, registration, output, backend, run, logging"));
+  EXPECT_TRUE(Contains(msg, "input, depth, mask, registration, output, backend, run, live, logging"));
 }
 
 TEST_F(ConfigFile, UnknownNestedKeyNamesDottedKeyLineAndAllowedKeys) {

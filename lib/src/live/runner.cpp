@@ -338,6 +338,8 @@ class Runner {
       cv_.notify_all();
     }
     std::lock_guard<std::mutex> lock(m_);
+    // The flag may reach this thread before supervise() sees it.
+    if (!s_.source_ended && stop_requested()) s_.interrupted = true;
     stopping_ = true;  // a limit or the source's end stops the run as the flag does
     capture_done_ = true;
     cv_.notify_all();
