@@ -11,6 +11,8 @@
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/layouts.h"
+#include "depthmask/live.h"
+#include "depthmask/live_runner.h"
 #include "depthmask/logging.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
@@ -42,6 +44,21 @@ std::string gib(size_t bytes) {
   return buf;
 }
 
+std::unique_ptr<MemoryBackend> start_backend(const Config& c, BackendChoice& choice) {
+  const PlatformInfo platform = probe_platform(c.backend.device);
+  choice = choose_backend(c.backend, platform);
+  if (choice.degraded) spdlog::warn("{}", choice.reason);
+  std::unique_ptr<MemoryBackend> backend;
+  try {
+    backend = make_backend(choice, platform);
+  } catch (const CudaError& e) {
+    throw PlatformError(std::string("cannot start backend '") + std::string(to_string(choice.kind)) + "': " + e.what());
+  }
+  spdlog::info("backend {} ({})", to_string(backend->kind()), choice.reason);
+  spdlog::debug("{}", backend->describe());
+  return backend;
+}
+
 }  // namespace
 
 int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
@@ -65,17 +82,8 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     return kOk;
   }
 
-  const PlatformInfo platform = probe_platform(c.backend.device);
-  const BackendChoice choice = choose_backend(c.backend, platform);
-  if (choice.degraded) spdlog::warn("{}", choice.reason);
-  std::unique_ptr<MemoryBackend> backend;
-  try {
-    backend = make_backend(choice, platform);
-  } catch (const CudaError& e) {
-    throw PlatformError(std::string("cannot start backend '") + std::string(to_string(choice.kind)) + "': " + e.what());
-  }
-  spdlog::info("backend {} ({})", to_string(backend->kind()), choice.reason);
-  spdlog::debug("{}", backend->describe());
+  BackendChoice choice;
+  const std::unique_ptr<MemoryBackend> backend = start_backend(c, choice);
 
   RunSummary s;
   {
@@ -97,6 +105,48 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     return kInterrupted;
   }
   return s.failed > 0 ? kFramesFailed : kOk;
+}
+
+int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
+  std::vector<Override> flags;
+  if (o.source) flags.push_back({"live.source", *o.source, "--source", true});
+  if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
+  if (o.publish) flags.push_back({"live.publish", *o.publish, "--publish", true});
+  if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
+  Config c = effective_config(o.config, o.sets, flags);
+  // --output asks for files: every frame, unless the configuration says how often.
+  if (o.output && c.live.output_every == 0 && !c.is_explicit("live.output_every")) c.live.output_every = 1;
+  setup_logging(c.logging.level);
+  if (o.print_config) {
+    std::cout << to_yaml(c);
+    return kOk;
+  }
+  LiveLimits limits;
+  if (o.frames) limits.max_frames = *o.frames;
+  if (o.duration) limits.duration = *o.duration;
+  const SourceUri uri = parse_source_uri(c.live.source);
+  const std::unique_ptr<LiveSource> source = make_live_source(uri, c);
+  BackendChoice choice;
+  const std::unique_ptr<MemoryBackend> backend = start_backend(c, choice);
+
+  const LiveSummary s = run_live(c, *backend, *source, limits, &stop);
+  const char* why = s.interrupted ? "interrupted" : s.source_ended ? "source ended" : "limit reached";
+  std::printf("depthmask live: %llu frame(s) captured, %llu processed, %llu dropped (overflow), %llu failed in %.2f s "
+              "(%.1f frames/s; %s)\n",
+              static_cast<unsigned long long>(s.captured), static_cast<unsigned long long>(s.processed),
+              static_cast<unsigned long long>(s.drops_overflow), static_cast<unsigned long long>(s.failed), s.seconds,
+              s.fps(), why);
+  std::printf("  latency (capture to masked): p50 %llu us, p99 %llu us, max %llu us\n",
+              static_cast<unsigned long long>(s.latency.p50_us), static_cast<unsigned long long>(s.latency.p99_us),
+              static_cast<unsigned long long>(s.latency.max_us));
+  std::printf("  source:  %s (%llu error(s), %llu reconnect(s))\n", s.source.c_str(),
+              static_cast<unsigned long long>(s.source_errors), static_cast<unsigned long long>(s.reconnects));
+  std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), choice.reason.c_str());
+  if (c.live.output_every > 0)
+    std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written), c.output.dir.string().c_str());
+  if (!c.live.publish.empty())
+    std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published), c.live.publish.c_str());
+  return kOk;
 }
 
 int cmd_info(const InfoOptions& o) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,17 @@ struct RunOptions {
   bool force = false;
 };
 int cmd_run(const RunOptions& o, const std::atomic<bool>& stop);
+
+struct LiveOptions {
+  std::optional<std::string> config;
+  std::optional<std::string> source, backend, publish, output;
+  std::optional<uint64_t> frames;
+  std::optional<double> duration;
+  std::vector<std::string> sets;
+  bool print_config = false;
+};
+// SIGINT/SIGTERM (`stop`) end the run: frames in flight finish, the summary prints, exit 0.
+int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop);
 
 struct InfoOptions {
   std::optional<std::string> config;

@@ -39,6 +39,20 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--force", run.force, "Redo frames the resume manifest records as finished (sets run.force)");
   run_cmd->add_flag("--print-config", run.print_config, "Print the effective configuration as YAML and exit");
 
+  LiveOptions live;
+  auto* live_cmd = cli.add_subcommand("live", "Mask frames from a live source (camera, replay, synthetic) with bounded latency");
+  live_cmd->add_option("-c,--config", live.config, "YAML configuration file")->check(CLI::ExistingFile);
+  live_cmd->add_option("--source", live.source,
+                       "Source URI: synthetic://?size=WxH&fps=N, replay://FOLDER, gst://PIPELINE, v4l2:///dev/videoN (sets live.source)");
+  live_cmd->add_option("-b,--backend", live.backend, "auto | copy | zero_copy | managed | cpu (sets backend.kind)");
+  live_cmd->add_option("--frames", live.frames, "Stop after this many captured frames");
+  live_cmd->add_option("--duration", live.duration, "Stop after this many seconds")->check(CLI::PositiveNumber);
+  live_cmd->add_option("--publish", live.publish, "ZeroMQ endpoint to publish frames on, e.g. tcp://127.0.0.1:5555 (sets live.publish)");
+  live_cmd->add_option("-o,--output", live.output,
+                       "Output folder (sets output.dir; writes every frame unless live.output_every is set)");
+  live_cmd->add_option("--set", live.sets, "Override a key: key.path=value (YAML value, e.g. live.buffers=8)")->take_all();
+  live_cmd->add_flag("--print-config", live.print_config, "Print the effective configuration as YAML and exit");
+
   InfoOptions info;
   auto* info_cmd = cli.add_subcommand("info", "Probe the platform: CUDA versions, devices, which backend auto picks and why");
   info_cmd->add_option("-c,--config", info.config, "YAML configuration file (its backend settings)")->check(CLI::ExistingFile);
@@ -78,6 +92,7 @@ int main(int argc, char** argv) {
   try {
     setup_logging("info");
     if (*run_cmd) return cmd_run(run, g_stop);
+    if (*live_cmd) return cmd_live(live, g_stop);
     if (*info_cmd) return cmd_info(info);
     if (*synth_cmd) return cmd_synth(synth);
     if (*bench_cmd) return cmd_bench(bench, g_stop);

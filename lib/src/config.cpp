@@ -67,6 +67,7 @@ std::string_view to_string(RegistrationMode m) {
   return "?";
 }
 std::string_view to_string(OutputLayout l) { return l == OutputLayout::Flat ? "flat" : "mirror"; }
+std::string_view to_string(Overflow o) { return o == Overflow::DropOldest ? "drop_oldest" : "block"; }
 std::string_view to_string(DistortionModel m) {
   return m == DistortionModel::None ? "none" : "inverse_brown_conrady";
 }
@@ -111,6 +112,11 @@ std::optional<DistortionModel> parse_distortion_model(std::string_view s) {
 std::optional<OutputLayout> parse_output_layout(std::string_view s) {
   for (auto l : {OutputLayout::Flat, OutputLayout::Mirror})
     if (s == to_string(l)) return l;
+  return std::nullopt;
+}
+std::optional<Overflow> parse_overflow(std::string_view s) {
+  for (auto o : {Overflow::DropOldest, Overflow::Block})
+    if (s == to_string(o)) return o;
   return std::nullopt;
 }
 std::optional<double> depth_scale_preset(std::string_view name) {
@@ -282,7 +288,7 @@ Intrinsics read_intrinsics_map(const Reader& r, const std::string& prefix, const
 void apply(Config& c, const YAML::Node& root, const Origin& o) {
   const Reader r(o, &c.explicit_keys);
   if (!root || root.IsNull()) return;  // an empty file: defaults
-  r.each("", root, {"input", "depth", "mask", "registration", "output", "backend", "run", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
+  r.each("", root, {"input", "depth", "mask", "registration", "output", "backend", "run", "live", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
     if (s.IsNull()) return;  // "mask:" with nothing under it: no changes
     if (section == "input") {
       r.each("input", s, {"layout", "root", "depth", "mask", "color", "intrinsics", "max_time_diff", "object", "bop_masks"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
@@ -425,6 +431,29 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else if (k == "frames_in_flight") c.run.frames_in_flight = static_cast<int>(r.integer(full, v, 0, 256));
         else c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
       });
+    } else if (section == "live") {
+      r.each("live", s, {"source", "overflow", "buffers", "output_every", "publish", "stats_interval", "reconnect_max"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+        if (k == "source") {
+          c.live.source = r.str(full, v);
+          if (c.live.source.find("://") == std::string::npos)
+            r.fail(full, v, "expected a source URI such as synthetic://?size=640x480&fps=30 or replay:///data/seq, got '" + c.live.source + "'");
+        } else if (k == "overflow") c.live.overflow = r.enumeration<Overflow>(full, v, parse_overflow, "drop_oldest, block");
+        else if (k == "buffers") c.live.buffers = static_cast<int>(r.integer(full, v, 2, 64));
+        else if (k == "output_every") c.live.output_every = static_cast<int>(r.integer(full, v, 0, 1000000));
+        else if (k == "publish") {
+          c.live.publish = v.IsNull() ? std::string() : r.str(full, v);
+          const std::string& e = c.live.publish;
+          if (!e.empty() && e.rfind("tcp://", 0) != 0 && e.rfind("ipc://", 0) != 0 && e.rfind("inproc://", 0) != 0)
+            r.fail(full, v, "expected a ZeroMQ endpoint (tcp://HOST:PORT, ipc://PATH or inproc://NAME) or empty (off), got '" + e + "'");
+        } else if (k == "stats_interval") {
+          c.live.stats_interval = r.finite_number(full, v);
+          if (c.live.stats_interval < 0) r.fail(full, v, "expected seconds >= 0 (0 = no stats lines), got " + v.Scalar());
+        } else {
+          c.live.reconnect_max = r.finite_number(full, v);
+          if (c.live.reconnect_max < 0.1 || c.live.reconnect_max > 3600)
+            r.fail(full, v, "expected seconds in [0.1, 3600] (the back-off starts at 0.1 s), got " + v.Scalar());
+        }
+      });
     } else {
       r.each("logging", s, {"level"}, [&](const std::string&, const std::string& full, const YAML::Node& v) {
         const std::string lv = Reader::lower(r.str(full, v));
@@ -469,7 +498,7 @@ Config load_config(const std::optional<fs::path>& file, const std::vector<Overri
     const fs::path abs = file->is_absolute() ? *file : (cwd / *file);
     const YAML::Node root = load_yaml_text(read_text(abs, "config file"), file->string());
     if (root && !root.IsNull() && !root.IsMap())
-      throw ConfigError(file->string() + ": the top level must be a map of sections (input, depth, mask, output, backend, run, logging)");
+      throw ConfigError(file->string() + ": the top level must be a map of sections (input, depth, mask, output, backend, run, live, logging)");
     const fs::path base = abs.parent_path();
     c.input.root = base;
     c.output.dir = base / "out";
@@ -639,6 +668,15 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "on_error" << YAML::Value << std::string(to_string(c.run.on_error));
   e << YAML::Key << "force" << YAML::Value << c.run.force;
   e << YAML::Key << "frames_in_flight" << YAML::Value << c.run.frames_in_flight;
+  e << YAML::EndMap;
+  e << YAML::Key << "live" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << c.live.source;
+  e << YAML::Key << "overflow" << YAML::Value << std::string(to_string(c.live.overflow));
+  e << YAML::Key << "buffers" << YAML::Value << c.live.buffers;
+  e << YAML::Key << "output_every" << YAML::Value << c.live.output_every;
+  e << YAML::Key << "publish" << YAML::Value << YAML::DoubleQuoted << c.live.publish;
+  e << YAML::Key << "stats_interval" << YAML::Value; emit_number(e, c.live.stats_interval);
+  e << YAML::Key << "reconnect_max" << YAML::Value; emit_number(e, c.live.reconnect_max);
   e << YAML::EndMap;
   e << YAML::Key << "logging" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "level" << YAML::Value << c.logging.level;

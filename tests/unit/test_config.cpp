@@ -102,6 +102,13 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.backend.kind, b.backend.kind);
   EXPECT_EQ(a.backend.device, b.backend.device);
   EXPECT_EQ(a.run.on_error, b.run.on_error);
+  EXPECT_EQ(a.live.source, b.live.source);
+  EXPECT_EQ(a.live.overflow, b.live.overflow);
+  EXPECT_EQ(a.live.buffers, b.live.buffers);
+  EXPECT_EQ(a.live.output_every, b.live.output_every);
+  EXPECT_EQ(a.live.publish, b.live.publish);
+  EXPECT_EQ(a.live.stats_interval, b.live.stats_interval);
+  EXPECT_EQ(a.live.reconnect_max, b.live.reconnect_max);
   EXPECT_EQ(a.logging.level, b.logging.level);
   EXPECT_EQ(a.registration.mode, b.registration.mode);
   EXPECT_EQ(a.registration.depth_distortion.model, b.registration.depth_distortion.model);
@@ -376,7 +383,7 @@ TEST_F(ConfigFile, UnknownTopLevelKeyNamesKeyLineAndAllowedKeys) {
   EXPECT_TRUE(Contains(msg, "'colour'"));
   EXPECT_TRUE(Contains(msg, "line 4"));
   EXPECT_TRUE(Contains(msg, "depthmask.yaml"));
-  EXPECT_TRUE(Contains(msg, "input, depth, mask, registration, output, backend, run, logging"));
+  EXPECT_TRUE(Contains(msg, "input, depth, mask, registration, output, backend, run, live, logging"));
 }
 
 TEST_F(ConfigFile, UnknownNestedKeyNamesDottedKeyLineAndAllowedKeys) {
@@ -814,3 +821,61 @@ TEST(Intrinsics, KTextFileOfTheArcDatasetWhenPresent) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// live
+
+TEST_F(ConfigFile, LiveDefaults) {
+  const Config c = load_config(std::nullopt, {}, tmp_.path());
+  EXPECT_EQ(c.live.source, "synthetic://?size=640x480&fps=30");
+  EXPECT_EQ(c.live.overflow, depthmask::Overflow::DropOldest);
+  EXPECT_EQ(c.live.buffers, 4);
+  EXPECT_EQ(c.live.output_every, 0);
+  EXPECT_EQ(c.live.publish, "");
+  EXPECT_EQ(c.live.stats_interval, 5.0);
+  EXPECT_EQ(c.live.reconnect_max, 5.0);
+}
+
+TEST_F(ConfigFile, LiveSectionFromFileAndOverridesRoundTrips) {
+  const Config c = load_config(write(R"(
+live:
+  source: "replay:///data/seq?loop=1"
+  overflow: block
+  buffers: 8
+  output_every: 10
+  publish: "ipc:///tmp/dm.sock"
+  stats_interval: 0
+  reconnect_max: 2.5
+)"),
+                               sets({"live.buffers=3"}), tmp_.path());
+  EXPECT_EQ(c.live.source, "replay:///data/seq?loop=1");
+  EXPECT_EQ(c.live.overflow, depthmask::Overflow::Block);
+  EXPECT_EQ(c.live.buffers, 3);
+  EXPECT_EQ(c.live.output_every, 10);
+  EXPECT_EQ(c.live.publish, "ipc:///tmp/dm.sock");
+  EXPECT_EQ(c.live.stats_interval, 0.0);
+  EXPECT_EQ(c.live.reconnect_max, 2.5);
+  EXPECT_TRUE(c.is_explicit("live.overflow"));
+  expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
+}
+
+TEST_F(ConfigFile, LiveErrorsNameTheKeyAndTheAllowedValues) {
+  std::string m = error_of_sets({"live.overflow=newest"});
+  EXPECT_TRUE(Contains(m, "live.overflow"));
+  EXPECT_TRUE(Contains(m, "drop_oldest, block"));
+  m = error_of_sets({"live.buffers=1"});
+  EXPECT_TRUE(Contains(m, "live.buffers"));
+  EXPECT_TRUE(Contains(m, "[2, 64]"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.buffers=65"}), "[2, 64]"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.output_every=-1"}), "live.output_every"));
+  m = error_of_sets({"live.publish=localhost:5555"});
+  EXPECT_TRUE(Contains(m, "live.publish"));
+  EXPECT_TRUE(Contains(m, "tcp://"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.source=/dev/video0"}), "live.source"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.stats_interval=-1"}), "live.stats_interval"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.reconnect_max=0.01"}), "live.reconnect_max"));
+  m = error_of_file("live:\n  fps: 30\n");
+  EXPECT_TRUE(Contains(m, "live.fps"));
+  EXPECT_TRUE(Contains(m, "line 2"));
+  EXPECT_TRUE(Contains(m, "overflow"));
+}

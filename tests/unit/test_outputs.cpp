@@ -611,6 +611,13 @@ TEST(Manifest, SettingsHashFollowsOutputShapingSettingsOnly) {
   EXPECT_FALSE(differs([](dm::Config& d) { d.run.force = true; }));
   EXPECT_FALSE(differs([](dm::Config& d) { d.run.on_error = dm::OnError::Stop; }));
   EXPECT_FALSE(differs([](dm::Config& d) { d.logging.level = "debug"; }));
+  EXPECT_FALSE(differs([](dm::Config& d) {
+    d.live.source = "replay:///data/seq";
+    d.live.overflow = dm::Overflow::Block;
+    d.live.buffers = 8;
+    d.live.output_every = 5;
+    d.live.publish = "tcp://127.0.0.1:5555";
+  }));
   // Intrinsics from a file count by value: the same file name with other numbers is another setting.
   dm::Config a = c, b = c;
   a.input.intrinsics_file = b.input.intrinsics_file = tmp / "k.yaml";

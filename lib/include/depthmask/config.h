@@ -23,6 +23,7 @@ enum class InputLayout { Auto, Pattern, Apc, SevenScenes, Bop, Tum, YcbInEOAT };
 enum class DepthEncoding { Plain, Apc };  // apc: 16-bit words rotated left by 3 bits
 enum class RegistrationMode { Auto, None, Resample, Reproject };
 enum class OutputLayout { Flat, Mirror };
+enum class Overflow { DropOldest, Block };  // live: what capture does when every frame slot is busy
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(OnError e);
@@ -41,6 +42,8 @@ std::string_view to_string(DistortionModel m);
 std::optional<DistortionModel> parse_distortion_model(std::string_view s);
 std::string_view to_string(OutputLayout l);
 std::optional<OutputLayout> parse_output_layout(std::string_view s);
+std::string_view to_string(Overflow o);
+std::optional<Overflow> parse_overflow(std::string_view s);
 // Named depth scales (metres per raw unit): mm 0.001, 0.1mm 0.0001, tum 0.0002 (1/5000), d405 0.0001.
 std::optional<double> depth_scale_preset(std::string_view name);
 // The allowed words, comma separated, for messages.
@@ -106,6 +109,19 @@ struct RunConfig {
   int frames_in_flight = 0;
 };
 
+// Live mode (`depthmask live`): where frames come from and how the runner bounds latency.
+struct LiveConfig {
+  std::string source = "synthetic://?size=640x480&fps=30";  // a source URI (live.h)
+  // drop_oldest: a new frame takes the slot of the oldest frame still waiting (counted as a drop);
+  // block: capture waits for a free slot (nothing dropped, the source backs up).
+  Overflow overflow = Overflow::DropOldest;
+  int buffers = 4;       // frame slots in the pool, made up front (2..64)
+  int output_every = 0;  // write every Nth frame to output.dir as `run` does; 0 = never
+  std::string publish;   // a ZeroMQ endpoint to PUB every frame on (tcp://127.0.0.1:5555); empty = off
+  double stats_interval = 5.0;  // seconds between stats log lines; 0 = none
+  double reconnect_max = 5.0;   // seconds: the cap of the reconnect back-off (0.1 s doubling)
+};
+
 struct LoggingConfig {
   std::string level = "info";  // trace | debug | info | warn | error | off
 };
@@ -118,6 +134,7 @@ struct Config {
   BackendConfig backend;
   RegistrationConfig registration;
   RunConfig run;
+  LiveConfig live;
   LoggingConfig logging;
   // Dotted keys set by the file or an override (not defaults): a detected layout fills only the rest.
   std::set<std::string> explicit_keys;

@@ -1,0 +1,483 @@
+#include "depthmask/live_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <opencv2/core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "depthmask/errors.h"
+#include "depthmask/outputs.h"
+#include "depthmask/writers.h"
+#include "live/publisher.h"
+
+namespace depthmask {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Latencies in a fixed histogram (no allocation per frame, any run length): exact below 128 µs, then
+// 64 buckets per power of two (under 1.6 % error), up to 2^40 µs.
+class LatencyHistogram {
+ public:
+  void add(uint64_t us) {
+    ++counts_[bucket(us)];
+    ++n_;
+    max_ = std::max(max_, us);
+  }
+  void clear() {
+    counts_.fill(0);
+    n_ = 0;
+    max_ = 0;
+  }
+  uint64_t count() const { return n_; }
+  LatencyStats stats() const {
+    LatencyStats s;
+    if (n_ == 0) return s;
+    s.p50_us = std::min(quantile(0.50), max_);
+    s.p99_us = std::min(quantile(0.99), max_);
+    s.max_us = max_;
+    return s;
+  }
+
+ private:
+  static constexpr int kExact = 128, kSub = 64, kOctaves = 34;  // octaves 7..40
+  static size_t bucket(uint64_t v) {
+    if (v < kExact) return static_cast<size_t>(v);
+    int e = 63 - __builtin_clzll(v);  // floor(log2 v) >= 7
+    if (e > 40) return kExact + kOctaves * kSub - 1;
+    const uint64_t sub = (v >> (e - 6)) & (kSub - 1);
+    return static_cast<size_t>(kExact + (e - 7) * kSub + static_cast<int>(sub));
+  }
+  // The upper bound of bucket b (a quantile never reads low).
+  static uint64_t upper(size_t b) {
+    if (b < kExact) return b;
+    const int e = static_cast<int>((b - kExact) / kSub) + 7;
+    const uint64_t sub = (b - kExact) % kSub;
+    return ((uint64_t{kSub} + sub + 1) << (e - 6)) - 1;
+  }
+  uint64_t quantile(double q) const {
+    const auto rank = static_cast<uint64_t>(q * static_cast<double>(n_ - 1)) + 1;  // 1-based
+    uint64_t seen = 0;
+    for (size_t b = 0; b < counts_.size(); ++b) {
+      seen += counts_[b];
+      if (seen >= rank) return upper(b);
+    }
+    return max_;
+  }
+  std::array<uint64_t, kExact + kOctaves * kSub> counts_{};
+  uint64_t n_ = 0, max_ = 0;
+};
+
+// One frame in flight: its slot (backend buffers reused frame after frame) and what is known of it.
+struct Item {
+  explicit Item(MemoryBackend& b) : slot(b) {}
+  FrameSlot slot;
+  CapturedFrame meta;  // sequence, id, captured; the images live in the slot
+  uint64_t latency_us = 0;
+  bool failed = false;
+};
+
+// A fixed-capacity FIFO of items (the pool's size), so queueing allocates nothing.
+class Ring {
+ public:
+  explicit Ring(size_t capacity) : items_(capacity) {}
+  bool empty() const { return size_ == 0; }
+  void push(Item* it) {
+    DM_EXPECT(size_ < items_.size(), std::logic_error, "live queue overflow");
+    items_[(head_ + size_) % items_.size()] = it;
+    ++size_;
+  }
+  Item* pop() {
+    Item* it = items_[head_];
+    head_ = (head_ + 1) % items_.size();
+    --size_;
+    return it;
+  }
+
+ private:
+  std::vector<Item*> items_;
+  size_t head_ = 0, size_ = 0;
+};
+
+// A frame's failure: logged (the first few, then every 100th) and counted by the caller. A sticky
+// device error instead becomes the run's fatal error.
+class FailureLog {
+ public:
+  explicit FailureLog(MemoryBackend& b) : backend_(b) {}
+  // Returns the fatal error to stop the run with, or null when the run goes on.
+  std::exception_ptr frame_failed(const CapturedFrame& meta, const char* stage, const std::exception& e) {
+    const std::string why = backend_.health();
+    if (!why.empty())
+      return std::make_exception_ptr(PlatformError(why + " (at live frame " + meta.id + ": " + e.what() + ")"));
+    const uint64_t n = ++count_;
+    if (n <= 5 || n % 100 == 0)
+      spdlog::error("live frame {} ({}): {}{}", meta.id, stage, e.what(), n == 5 ? " (further failures: every 100th)" : "");
+    return nullptr;
+  }
+
+ private:
+  MemoryBackend& backend_;
+  std::atomic<uint64_t> count_{0};
+};
+
+class Runner {
+ public:
+  Runner(const Config& c, MemoryBackend& b, LiveSource& src, const LiveLimits& limits, const std::atomic<bool>* stop,
+         LiveObserver* obs)
+      : c_(c), backend_(b), source_(src), limits_(limits), stop_(stop), observer_(obs),
+        params_(mask_params(c)), mask_q_(static_cast<size_t>(c.live.buffers)),
+        out_q_(static_cast<size_t>(c.live.buffers)), failures_(b) {
+    DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
+    pool_.reserve(static_cast<size_t>(c.live.buffers));
+    free_.reserve(static_cast<size_t>(c.live.buffers));
+    for (int i = 0; i < c.live.buffers; ++i) {
+      pool_.push_back(std::make_unique<Item>(b));
+      free_.push_back(pool_.back().get());
+    }
+    if (c.live.output_every > 0) {
+      ensure_output_dir(c.output.dir);
+      writer_.emplace(c, b);
+    }
+    if (!c.live.publish.empty()) {
+      publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
+      spdlog::info("live: publishing on {}", c.live.publish);
+    }
+  }
+
+  LiveSummary run() {
+    s_.backend = backend_.kind();
+    source_.open();
+    s_.source = source_.describe();
+    spdlog::info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers, to_string(backend_.kind()),
+                 to_string(c_.live.overflow));
+    t0_ = Clock::now();
+    std::thread capture([this] { guarded([this] { capture_loop(); }); });
+    std::thread mask([this] { guarded([this] { mask_loop(); }); });
+    std::thread output([this] { guarded([this] { output_loop(); }); });
+    supervise();
+    capture.join();
+    mask.join();
+    output.join();
+    s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    s_.latency = total_latency_.stats();
+    if (fatal_) std::rethrow_exception(fatal_);
+    return s_;
+  }
+
+ private:
+  // What escapes a stage thread (a bug, a sticky device error) stops the run and is rethrown by run().
+  template <class F>
+  void guarded(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!fatal_) fatal_ = std::current_exception();
+      stopping_ = true;
+      abort_ = true;
+      cv_.notify_all();
+    }
+    // A thread that ended early still lets the stages behind it finish.
+    std::lock_guard<std::mutex> lock(m_);
+    cv_.notify_all();
+  }
+
+  void request_stop() {
+    std::lock_guard<std::mutex> lock(m_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+
+  // The calling thread: the stop flag, the duration, the stats lines; until every stage has finished.
+  void supervise() {
+    const bool stats_on = c_.live.stats_interval > 0;
+    const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c_.live.stats_interval));
+    auto next_stats = t0_ + interval;
+    auto last_stats = t0_;
+    std::unique_lock<std::mutex> lock(m_);
+    while (!output_done_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+      const auto now = Clock::now();
+      if (!stopping_ && stop_ && stop_->load(std::memory_order_relaxed)) {
+        s_.interrupted = true;
+        stopping_ = true;
+        cv_.notify_all();
+      }
+      if (!stopping_ && limits_.duration > 0 && std::chrono::duration<double>(now - t0_).count() >= limits_.duration) {
+        stopping_ = true;
+        cv_.notify_all();
+      }
+      if (stats_on && now >= next_stats) {
+        LiveStats st;
+        st.seconds = std::chrono::duration<double>(now - last_stats).count();
+        st.processed = s_.processed - last_.processed;
+        st.drops_overflow = s_.drops_overflow - last_.drops_overflow;
+        st.failed = s_.failed - last_.failed;
+        st.fps = st.seconds > 0 ? static_cast<double>(st.processed) / st.seconds : 0;
+        st.latency = interval_latency_.stats();
+        interval_latency_.clear();
+        last_ = s_;
+        last_stats = now;
+        next_stats = now + interval;
+        const uint64_t source_errors = s_.source_errors;
+        lock.unlock();
+        spdlog::info("live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} failed, {} source error(s)",
+                     st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.failed, source_errors);
+        if (observer_) observer_->on_stats(st);
+        lock.lock();
+      }
+    }
+  }
+
+  // Waits `delay` unless the run stops first; true when it stops.
+  bool wait_or_stop(std::chrono::duration<double> delay) {
+    std::unique_lock<std::mutex> lock(m_);
+    return cv_.wait_for(lock, delay, [this] { return stopping_ || stop_requested(); });
+  }
+  bool stop_requested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+
+  // After a read() failure: reopen with back-off until it works or the run stops. False when stopped.
+  bool reconnect(const std::exception& first) {
+    spdlog::warn("live: source failed: {}; reconnecting", first.what());
+    double delay = 0.1;
+    for (;;) {
+      if (wait_or_stop(std::chrono::duration<double>(delay))) return false;
+      try {
+        source_.open();
+        std::lock_guard<std::mutex> lock(m_);
+        ++s_.reconnects;
+        spdlog::info("live: source reopened ({} reconnect(s))", s_.reconnects);
+        return true;
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          ++s_.source_errors;
+        }
+        delay = std::min(delay * 2, c_.live.reconnect_max);
+        spdlog::warn("live: reopening the source failed: {}; next try in {:.1f} s", e.what(), delay);
+      }
+    }
+  }
+
+  // A free slot: from the pool, or (drop_oldest) the oldest waiting frame's, or (block) the next one
+  // to come back. Null when the run stops meanwhile.
+  Item* take_slot() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      if (abort_) return nullptr;
+      if (!free_.empty()) {
+        Item* it = free_.back();
+        free_.pop_back();
+        return it;
+      }
+      if (c_.live.overflow == Overflow::DropOldest) {
+        // The frames waiting for the output are older than those waiting for the mask.
+        Ring& q = !out_q_.empty() ? out_q_ : mask_q_;
+        if (!q.empty()) {
+          ++s_.drops_overflow;
+          return q.pop();
+        }
+      }
+      // Every slot is being worked on (or block): wait for one to come back. Stopping does not end
+      // this wait: the frame in hand is still processed, and slots always come back.
+      cv_.wait(lock);
+    }
+  }
+
+  void capture_loop() {
+    backend_.make_current();
+    CapturedFrame frame;
+    while (!stopping_now() && !stop_requested()) {
+      if (limits_.max_frames > 0 && s_.captured >= limits_.max_frames) break;
+      bool got = false;
+      try {
+        got = source_.read(frame);
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          ++s_.source_errors;
+        }
+        if (!reconnect(e)) break;
+        continue;
+      }
+      if (!got) {
+        std::lock_guard<std::mutex> lock(m_);
+        s_.source_ended = true;
+        spdlog::info("live: the source ended after {} frame(s)", s_.captured);
+        break;
+      }
+      if (frame.captured == Clock::time_point{}) frame.captured = Clock::now();
+      Item* it = take_slot();
+      if (!it) break;
+      it->meta.sequence = frame.sequence;
+      it->meta.captured = frame.captured;
+      if (frame.id.empty()) it->meta.id = std::to_string(frame.sequence);
+      else it->meta.id = frame.id;
+      it->failed = false;
+      it->latency_us = 0;
+      try {
+        it->slot.set(frame.depth, frame.mask, frame.color);
+      } catch (const std::exception& e) {
+        it->failed = true;
+        if (auto fatal = failures_.frame_failed(it->meta, "copy", e)) std::rethrow_exception(fatal);
+      }
+      std::lock_guard<std::mutex> lock(m_);
+      ++s_.captured;
+      mask_q_.push(it);
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(m_);
+    // The flag may reach this thread before supervise() sees it.
+    if (!s_.source_ended && stop_requested()) s_.interrupted = true;
+    stopping_ = true;  // a limit or the source's end stops the run as the flag does
+    capture_done_ = true;
+    cv_.notify_all();
+  }
+
+  bool stopping_now() {
+    std::lock_guard<std::mutex> lock(m_);
+    return stopping_;
+  }
+
+  // Pops from `q`, waiting; null once `upstream_done` and `q` is empty (or on abort).
+  Item* pop(Ring& q, const bool& upstream_done) {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return abort_ || !q.empty() || upstream_done; });
+    if (abort_ || q.empty()) return nullptr;
+    return q.pop();
+  }
+
+  void mask_loop() {
+    backend_.make_current();
+    while (Item* it = pop(mask_q_, capture_done_)) {
+      if (!it->failed) {
+        try {
+          it->slot.run_mask(params_);
+          it->latency_us = static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - it->meta.captured).count());
+        } catch (const std::exception& e) {
+          it->failed = true;
+          if (auto fatal = failures_.frame_failed(it->meta, "mask", e)) {
+            give_back(it);
+            std::rethrow_exception(fatal);
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock(m_);
+      out_q_.push(it);
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(m_);
+    mask_done_ = true;
+    cv_.notify_all();
+  }
+
+  void give_back(Item* it) {
+    std::lock_guard<std::mutex> lock(m_);
+    free_.push_back(it);
+    cv_.notify_all();
+  }
+
+  void output_loop() {
+    backend_.make_current();
+    struct Done {
+      Runner& r;
+      ~Done() {
+        std::lock_guard<std::mutex> lock(r.m_);
+        r.output_done_ = true;
+        r.cv_.notify_all();
+      }
+    } done{*this};
+    FrameEntry entry;  // reused: what FrameWriter names outputs after
+    const std::string_view backend_name = to_string(backend_.kind());
+    uint64_t seen = 0;
+    while (Item* it = pop(out_q_, mask_done_)) {
+      bool ok = !it->failed;
+      bool wrote = false, sent = false;
+      if (ok) {
+        try {
+          ++seen;
+          if (writer_ && seen % static_cast<uint64_t>(c_.live.output_every) == 0) {
+            entry.index = static_cast<size_t>(it->meta.sequence);
+            entry.id = it->meta.id;
+            entry.relative = it->meta.id + ".png";  // output.layout mirror: the id is the whole path
+            writer_->write(entry, it->slot);
+            wrote = true;
+          }
+          if (publisher_) {
+            const detail::PublishedFrame pf{it->meta.id, it->meta.sequence, c_.output.invalid, it->latency_us,
+                                            backend_name};
+            sent = publisher_->publish(pf, it->slot.out());
+          }
+          if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
+        } catch (const std::exception& e) {
+          ok = false;
+          if (auto fatal = failures_.frame_failed(it->meta, "output", e)) {
+            give_back(it);
+            std::rethrow_exception(fatal);
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock(m_);
+      if (ok) {
+        ++s_.processed;
+        total_latency_.add(it->latency_us);
+        interval_latency_.add(it->latency_us);
+      } else {
+        ++s_.failed;
+      }
+      s_.written += wrote ? 1 : 0;
+      s_.published += sent ? 1 : 0;
+      free_.push_back(it);
+      cv_.notify_all();
+    }
+  }
+
+  const Config& c_;
+  MemoryBackend& backend_;
+  LiveSource& source_;
+  const LiveLimits limits_;
+  const std::atomic<bool>* stop_;
+  LiveObserver* observer_;
+  const MaskParams params_;
+
+  std::vector<std::unique_ptr<Item>> pool_;
+  std::optional<FrameWriter> writer_;
+  std::unique_ptr<detail::ZmqPublisher> publisher_;
+
+  // Guards everything below, the queues and the summary's counters.
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::vector<Item*> free_;
+  Ring mask_q_, out_q_;
+  bool stopping_ = false;  // capture stops; frames in flight finish
+  bool abort_ = false;     // a fatal error: everything stops now
+  bool capture_done_ = false, mask_done_ = false, output_done_ = false;
+  std::exception_ptr fatal_;
+  LiveSummary s_, last_;
+  LatencyHistogram total_latency_, interval_latency_;
+  FailureLog failures_;
+  Clock::time_point t0_;
+};
+
+}  // namespace
+
+LiveSummary run_live(const Config& config, MemoryBackend& backend, LiveSource& source, const LiveLimits& limits,
+                     const std::atomic<bool>* stop, LiveObserver* observer) {
+  // The histograms are 18 KiB each: on the heap, not the caller's stack.
+  auto runner = std::make_unique<Runner>(config, backend, source, limits, stop, observer);
+  return runner->run();
+}
+
+}  // namespace depthmask
