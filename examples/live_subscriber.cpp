@@ -11,11 +11,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
+int receive(int argc, char** argv);
+
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 4) {
+  // A bad endpoint or a malformed header is reported, not an abort.
+  try {
+    return receive(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argc > 1 ? argv[1] : "depthmask_live_subscriber", e.what());
+    return 1;
+  }
+}
+
+int receive(int argc, char** argv) {
+  if (argc < 2 || argc > 4 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::fprintf(stderr, "usage: %s ENDPOINT [FRAMES=10] [TIMEOUT_S=10]\n", argv[0]);
     return 2;
   }

@@ -12,6 +12,8 @@ cmake --build "$build" -j "$(nproc)"
 extras=(data config scripts/gpu-check.sh)
 [ -d ../shared/data ] && extras+=(../shared/data)
 bins=("$build/depthmask" "$build"/depthmask_*_tests)
-[ -x "$build/depthmask_microbench" ] && bins+=("$build/depthmask_microbench")
+for extra in depthmask_microbench depthmask_live_subscriber; do
+  [ -x "$build/$extra" ] && bins+=("$build/$extra")
+done
 bash "$bundler" "$out" "${bins[@]}" -- "${extras[@]}"
 du -sh "$out"
