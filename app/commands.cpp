@@ -180,6 +180,10 @@ int cmd_info(const InfoOptions& o) {
       std::printf("input: %s cannot be read: %s\n", c.input.root.string().c_str(), e.what());
     }
   }
+  std::printf("live sources:");
+  for (const SourceSupport& src : live_source_support())
+    std::printf(" %s (%s%s)", src.scheme.c_str(), src.available ? "" : "unavailable: ", src.note.c_str());
+  std::printf("\n");
   BackendConfig autoreq = c.backend;
   autoreq.kind = BackendKind::Auto;
   const BackendChoice a = choose_backend(autoreq, p);

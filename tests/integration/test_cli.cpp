@@ -805,6 +805,14 @@ TEST(CliInfo, PrintsAutoPickAndReason) {
   EXPECT_TRUE(contains(c.output, "configured: cpu (usable)")) << c.output;
 }
 
+TEST(CliInfo, ListsTheLiveSourcesAndWhichAreAvailable) {
+  const auto r = run_depthmask("info");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "live sources:")) << r.output;
+  for (const char* scheme : {"synthetic (", "replay (", "gst (", "v4l2 (", "openni2 (unavailable"})
+    EXPECT_TRUE(contains(r.output, scheme)) << scheme << "\n" << r.output;
+}
+
 TEST(CliInfo, ExplicitGpuBackendWithoutGpuExits3) {
   if (dmtest::gpu_unavailable_reason().empty()) GTEST_SKIP() << "a GPU is present: this case is for machines without one";
   const auto r = run_depthmask("info --set backend.kind=copy");

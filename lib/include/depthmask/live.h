@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
@@ -51,6 +52,15 @@ class LiveSource {
   // One line for logs: what the source is.
   virtual std::string describe() const = 0;
 };
+
+// Which source schemes this build can open, and why not where it cannot (OpenCV built without the
+// GStreamer or V4L2 back end; OpenNI2 not built in). For `depthmask info`.
+struct SourceSupport {
+  std::string scheme;
+  bool available = false;
+  std::string note;  // what it reads through, or why it is unavailable
+};
+std::vector<SourceSupport> live_source_support();
 
 // The source for `uri`. `config` supplies what the frames mean (depth scale and encoding, mask kind)
 // and, for replay://, how a dataset folder is read (the same layouts as `run`).

@@ -21,6 +21,7 @@
 // burst to catch up (the next frame is due a period after the late one). fps=0: as fast as possible.
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
+#include <opencv2/videoio/registry.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -322,6 +323,18 @@ class CaptureSource final : public LiveSource {
 };
 
 }  // namespace
+
+std::vector<SourceSupport> live_source_support() {
+  const bool gst = cv::videoio_registry::hasBackend(cv::CAP_GSTREAMER);
+  const bool v4l2 = cv::videoio_registry::hasBackend(cv::CAP_V4L2);
+  return {
+      {"synthetic", true, "the synthetic scene"},
+      {"replay", true, "any dataset `run` reads"},
+      {"gst", gst, gst ? "OpenCV's GStreamer back end" : "OpenCV was built without GStreamer"},
+      {"v4l2", v4l2, v4l2 ? "OpenCV's V4L2 back end (untested on hardware)" : "OpenCV was built without V4L2"},
+      {"openni2", false, "not built in (OpenNI2 cameras: not supported yet)"},
+  };
+}
 
 std::unique_ptr<LiveSource> make_live_source(const SourceUri& uri, const Config& config) {
   if (uri.scheme == "synthetic") return std::make_unique<SyntheticSource>(uri);
