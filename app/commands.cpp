@@ -227,6 +227,17 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
   }
   if (o.iterations) b.iterations = *o.iterations;
   b.end_to_end = !o.skip_end_to_end;
+  if (o.live_seconds) {
+    if (!(*o.live_seconds > 0) || *o.live_seconds > 3600)
+      throw ConfigError("--live-seconds " + std::to_string(*o.live_seconds) + ": expected more than 0, at most 3600");
+    b.live_seconds = *o.live_seconds;
+  }
+  if (o.live_fps) {
+    if (!(*o.live_fps > 0) || *o.live_fps > 10000)
+      throw ConfigError("--live-fps " + std::to_string(*o.live_fps) + ": expected more than 0, at most 10000");
+    b.live_fps = *o.live_fps;
+  }
+  b.live = !o.skip_live;
   b.command_line = o.command_line;
   const fs::path out(o.out);
   ensure_output_dir(out);  // fail before minutes of measuring, not after

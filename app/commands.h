@@ -49,8 +49,10 @@ struct BenchCliOptions {
   std::string out = "bench-results";
   std::optional<std::string> sizes, backends;
   std::optional<int> frames, iterations;
+  std::optional<double> live_seconds, live_fps;
   bool quick = false;
   bool skip_end_to_end = false;
+  bool skip_live = false;
   std::string command_line;  // recorded in the report
 };
 int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop);

@@ -78,6 +78,11 @@ int main(int argc, char** argv) {
                         "Backends to measure, e.g. cpu,copy,zero_copy,managed (the default)");
   bench_cmd->add_flag("--quick", bench.quick, "Tiny sizes, counts and timing windows (for tests; numbers mean little)");
   bench_cmd->add_flag("--skip-end-to-end", bench.skip_end_to_end, "Leave out the end-to-end `run` comparison");
+  bench_cmd->add_option("--live-seconds", bench.live_seconds,
+                        "Seconds of live mode per backend (default 5; --quick: 1)");
+  bench_cmd->add_option("--live-fps", bench.live_fps,
+                        "The live replay's frame rate (default 90 with a CUDA device, 30 without)");
+  bench_cmd->add_flag("--skip-live", bench.skip_live, "Leave out the live-mode section (run_live on replay://)");
   for (int i = 0; i < argc; ++i) bench.command_line += (i ? " " : "") + std::string(argv[i]);
 
   try {

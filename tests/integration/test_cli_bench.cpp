@@ -1,5 +1,6 @@
 // `depthmask bench --quick` end to end: exit 0 and the three report files, whose contents parse. On a
-// machine without a GPU the GPU sections say why they were skipped. Timings are never asserted.
+// machine without a GPU the GPU sections say why they were skipped; the live section has a cpu row
+// whose counts add up. Timings are never asserted.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +54,24 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
     EXPECT_GT(row["run_fps"].get<double>(), 0.0);
     EXPECT_GT(row["warm_run_fps"].get<double>(), 0.0);
   }
+  // Live: one row per backend this machine can make, cpu always; counts, not timings.
+  EXPECT_TRUE(dmcli::contains(r.output, "## Live: replay:// 160x120 at ")) << r.output;
+  ASSERT_TRUE(j.contains("live"));
+  EXPECT_TRUE(j["live"]["skipped"].is_null()) << j["live"].dump();
+  EXPECT_EQ(j["live"]["size"]["label"], "160x120");
+  bool live_cpu = false;
+  for (const auto& row : j["live"]["rows"]) {
+    EXPECT_TRUE(row["error"].is_null()) << row.dump();
+    EXPECT_EQ(row["captured"].get<long long>(),
+              row["processed"].get<long long>() + row["dropped"].get<long long>() + row["failed"].get<long long>())
+        << row.dump();
+    if (row["backend"] == "cpu") {
+      live_cpu = true;
+      EXPECT_GT(row["processed"].get<long long>(), 0) << row.dump();
+    }
+  }
+  EXPECT_TRUE(live_cpu) << j["live"].dump();
+
   if (dmtest::gpu_unavailable_reason().empty()) {
     // The copy backend's band sweep, and every kernel row one frame per launch and batched.
     std::set<std::string> labels;
@@ -80,11 +99,26 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
   EXPECT_GT(png.cols, 500);
 }
 
+TEST(CliBench, SkipLiveLeavesTheSectionOut) {
+  TempDir tmp;
+  const fs::path out = tmp.path() / "results";
+  const dmtest::CmdResult r =
+      run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(dmcli::contains(r.output, "skipped: --skip-live")) << r.output;
+  const auto bytes = dmtest::read_bytes(out / "bench.json");
+  const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  EXPECT_EQ(j["live"]["skipped"], "--skip-live");
+  EXPECT_TRUE(j["live"]["rows"].empty());
+}
+
 TEST(CliBench, BadOptionsAreUsageErrors) {
   TempDir tmp;
   EXPECT_EQ(run_depthmask("bench --quick --sizes 640 --out " + q(tmp.path() / "a")).exit_code, 2);
   EXPECT_EQ(run_depthmask("bench --quick --backends gpu --out " + q(tmp.path() / "b")).exit_code, 2);
   EXPECT_EQ(run_depthmask("bench --quick --frames 0 --out " + q(tmp.path() / "c")).exit_code, 2);
+  EXPECT_EQ(run_depthmask("bench --quick --live-seconds 0 --out " + q(tmp.path() / "d")).exit_code, 2);
+  EXPECT_EQ(run_depthmask("bench --quick --live-fps -1 --out " + q(tmp.path() / "e")).exit_code, 2);
 }
 
 }  // namespace

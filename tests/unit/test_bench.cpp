@@ -207,6 +207,139 @@ TEST(BenchTargets, CheckedFromTheRows) {
   EXPECT_TRUE(*cpu->met);
 }
 
+// A live section as the H200 would give it: copy clean, cpu overflowing.
+LiveSection handmade_live(bool cuda_device, double fps) {
+  LiveSection l;
+  l.size = {640, 480};
+  l.fps = fps;
+  l.seconds = 5;
+  l.frames = 90;
+  l.cuda_device = cuda_device;
+  LiveRow row;
+  row.backend = "copy";
+  row.captured = row.processed = 450;
+  row.seconds = 5.01;
+  row.fps = 89.8;
+  row.p50_us = 400;
+  row.p99_us = 700;
+  row.max_us = 900;
+  l.rows.push_back(row);
+  row.backend = "cpu";
+  row.processed = 400;
+  row.dropped = 50;
+  row.fps = 79.8;
+  row.p50_us = 9000;
+  row.p99_us = 30000;
+  row.max_us = 41000;
+  l.rows.push_back(row);
+  return l;
+}
+
+TEST(BenchTargets, LiveWithCudaDeviceJudgesTheBestBackend) {
+  BenchReport r = handmade();
+  r.live = handmade_live(true, 90);
+  auto t = check_targets(r);
+  const TargetCheck* gpu = find_target(t, "live 640x480 at 90 fps");
+  ASSERT_TRUE(gpu && gpu->met);
+  EXPECT_TRUE(*gpu->met);
+  EXPECT_NE(gpu->measured.find("copy: 0 dropped, 0 failed, 450 of 450 frames captured, p99 700 us"), std::string::npos)
+      << gpu->measured;
+  const TargetCheck* cpu = find_target(t, "live CPU backend at 30 fps");
+  ASSERT_TRUE(cpu);
+  EXPECT_FALSE(cpu->met.has_value());  // a CUDA device is present: the CPU target is not this machine's
+
+  r.live.rows[0].p99_us = 1200;  // over 1 ms; still the best backend
+  t = check_targets(r);
+  gpu = find_target(t, "live 640x480 at 90 fps");
+  ASSERT_TRUE(gpu && gpu->met);
+  EXPECT_FALSE(*gpu->met);
+
+  r.live.rows[0].p99_us = 700;
+  r.live.rows[0].captured = r.live.rows[0].processed = 300;  // the source fell behind: nothing to drop
+  t = check_targets(r);
+  gpu = find_target(t, "live 640x480 at 90 fps");
+  ASSERT_TRUE(gpu && gpu->met);
+  EXPECT_FALSE(*gpu->met);
+
+  r.live.fps = 60;  // --live-fps 60: not the target's rate
+  t = check_targets(r);
+  gpu = find_target(t, "live 640x480 at 90 fps");
+  ASSERT_TRUE(gpu);
+  EXPECT_FALSE(gpu->met.has_value());
+  EXPECT_NE(gpu->measured.find("live ran at 640x480, 60 fps"), std::string::npos) << gpu->measured;
+}
+
+TEST(BenchTargets, LiveWithoutCudaDeviceJudgesTheCpuBackend) {
+  BenchReport r = handmade();
+  r.live = handmade_live(false, 30);
+  r.live.rows.erase(r.live.rows.begin());  // only cpu could be made
+  r.live.rows[0].captured = r.live.rows[0].processed = 150;
+  r.live.rows[0].dropped = 0;
+  auto t = check_targets(r);
+  const TargetCheck* cpu = find_target(t, "live CPU backend at 30 fps");
+  ASSERT_TRUE(cpu && cpu->met);
+  EXPECT_TRUE(*cpu->met);  // p99 is not part of this target
+  const TargetCheck* gpu = find_target(t, "live 640x480 at 90 fps");
+  ASSERT_TRUE(gpu);
+  EXPECT_FALSE(gpu->met.has_value());
+
+  r.live.rows[0].dropped = 1;
+  t = check_targets(r);
+  cpu = find_target(t, "live CPU backend at 30 fps");
+  ASSERT_TRUE(cpu && cpu->met);
+  EXPECT_FALSE(*cpu->met);
+
+  r.live.size = {160, 120};  // --quick
+  t = check_targets(r);
+  cpu = find_target(t, "live CPU backend at 30 fps");
+  ASSERT_TRUE(cpu);
+  EXPECT_FALSE(cpu->met.has_value());
+}
+
+TEST(BenchReportFormats, LiveTableAndJson) {
+  BenchReport r = handmade();
+  r.live = handmade_live(true, 90);
+  LiveRow broken;
+  broken.backend = "managed";
+  broken.error = "device lost";
+  r.live.rows.push_back(broken);
+  r.targets = check_targets(r);
+  const std::string md = to_markdown(r);
+  EXPECT_NE(md.find("## Live: replay:// 640x480 at 90 fps for 5 s"), std::string::npos) << md;
+  EXPECT_NE(md.find("| copy | 450 | 450 | 0 | 0 | 89.8 | 400 | 700 | 900 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cpu | 450 | 400 | 50 | 0 | 79.8 | 9000 | 30000 | 41000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| managed | failed: device lost |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| live 640x480 at 90 fps: zero drops and p99 <= 1 ms (H200, best backend) | copy: 0 dropped"),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = nlohmann::json::parse(to_json(r));
+  ASSERT_TRUE(j.contains("live"));
+  EXPECT_TRUE(j["live"]["skipped"].is_null());
+  EXPECT_EQ(j["live"]["size"]["label"], "640x480");
+  EXPECT_DOUBLE_EQ(j["live"]["source_fps"].get<double>(), 90.0);
+  ASSERT_EQ(j["live"]["rows"].size(), 3u);
+  EXPECT_EQ(j["live"]["rows"][1]["dropped"].get<int>(), 50);
+  EXPECT_EQ(j["live"]["rows"][1]["latency_us"]["p99"].get<int>(), 30000);
+  EXPECT_TRUE(j["live"]["rows"][0]["error"].is_null());
+  EXPECT_EQ(j["live"]["rows"][2]["error"], "device lost");
+
+  r.live = LiveSection{};
+  r.live.skipped = "--skip-live";
+  EXPECT_NE(to_markdown(r).find("skipped: --skip-live"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(to_json(r))["live"]["skipped"], "--skip-live");
+}
+
+TEST(BenchOptionsParsing, QuickLiveIsShortAndSmall) {
+  const BenchOptions q = quick_options();
+  EXPECT_TRUE(q.live);
+  EXPECT_EQ(q.live_size.label(), "160x120");
+  EXPECT_DOUBLE_EQ(q.live_seconds, 1.0);
+  EXPECT_EQ(BenchOptions{}.live_size.label(), "640x480");
+  EXPECT_DOUBLE_EQ(BenchOptions{}.live_seconds, 5.0);
+  EXPECT_DOUBLE_EQ(default_live_fps(true), 90.0);
+  EXPECT_DOUBLE_EQ(default_live_fps(false), 30.0);
+}
+
 TEST(BenchReportFormats, JsonMarkdownAndChart) {
   BenchReport r = handmade();
   r.targets = check_targets(r);

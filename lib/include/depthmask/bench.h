@@ -2,8 +2,9 @@
 //
 // Ceilings (device-to-device copy, pinned and pageable host<->device), the masking kernel alone on
 // device-resident data per backend and per kernel variant, one frame host to host through FrameSlot
-// per backend, the CPU loop on one thread against cv::Mat::copyTo, and `run` end to end on a generated
-// dataset against a naive serial OpenCV loop and the codec bound. GPU parts report why they were
+// per backend, the CPU loop on one thread against cv::Mat::copyTo, `run` end to end on a generated
+// dataset against a naive serial OpenCV loop and the codec bound, and live mode (issue #5): run_live on
+// a paced replay:// of a generated dataset per backend. GPU parts report why they were
 // skipped on machines (or builds) without a usable GPU. Knows nothing of the command line: the CLI
 // fills BenchOptions and prints what to_markdown() gives.
 #pragma once
@@ -39,12 +40,22 @@ struct BenchOptions {
   std::vector<BackendKind> backends{BackendKind::Cpu, BackendKind::Copy, BackendKind::ZeroCopy, BackendKind::Managed};
   bool quick = false;  // short timing windows and small working sets: for tests, numbers not meaningful
   bool end_to_end = true;
+  // Live (issue #5): run_live per backend on replay://DATASET?fps=F&loop=1 for live_seconds each.
+  bool live = true;
+  FrameSize live_size{640, 480};
+  int live_frames = 90;       // frames in the generated dataset the replay loops over
+  double live_seconds = 5.0;  // per backend
+  double live_fps = 0;        // 0: default_live_fps() (the issue's two targets)
   int device = 0;
   std::string command_line;  // recorded in the report as given
 };
-// What --quick means: two tiny sizes, 4 frames, 20 iterations (sizes/frames/iterations given
-// explicitly still win in the CLI).
+// What --quick means: two tiny sizes, 4 frames, 20 iterations, live 1 s at 160x120 over 8 frames
+// (sizes/frames/iterations/live seconds given explicitly still win in the CLI).
 BenchOptions quick_options();
+
+// The live section's source rate when --live-fps is not given: 90 with a CUDA device (the H200
+// target), 30 without (the 2-core CPU target).
+inline double default_live_fps(bool cuda_device) { return cuda_device ? 90.0 : 30.0; }
 
 // ---- statistics and arithmetic (unit-tested) ----
 
@@ -172,6 +183,26 @@ struct EndToEndRow {
   std::string error;  // non-empty: the row failed (e.g. frames failed in run)
 };
 
+// One backend's live run: LiveSummary's counts and latency (capture to masked depth on the host).
+struct LiveRow {
+  std::string backend;
+  unsigned long long captured = 0, processed = 0, dropped = 0, failed = 0;  // dropped: drop_oldest overflow
+  double seconds = 0;  // the run's wall time (the duration, then the frames in flight finished)
+  double fps = 0;      // processed / seconds
+  unsigned long long p50_us = 0, p99_us = 0, max_us = 0;
+  std::string error;  // non-empty: run_live threw; the counts are zero
+};
+
+struct LiveSection {
+  FrameSize size;
+  double fps = 0;        // the replay's pace
+  double seconds = 0;    // per backend, as asked
+  int frames = 0;        // in the looped dataset
+  bool cuda_device = false;  // decides which target applies
+  std::string skipped;   // non-empty: why the section did not run
+  std::vector<LiveRow> rows;
+};
+
 // A performance target of the issue and whether this run meets it (nullopt: not measured here).
 struct TargetCheck {
   std::string what;
@@ -191,6 +222,7 @@ struct BenchReport {
   std::vector<CpuRow> cpu_single_thread;
   std::vector<EndToEndRow> end_to_end;
   std::string end_to_end_skipped;
+  LiveSection live;
   std::vector<TargetCheck> targets;
   double seconds = 0;
 

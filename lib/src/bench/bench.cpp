@@ -14,11 +14,14 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "depthmask/bench.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/live.h"
+#include "depthmask/live_runner.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/synth.h"
 #include "depthmask/writers.h"
@@ -64,6 +67,13 @@ using internal::SizeImages;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// 90, 2.5: as a person writes a rate or a duration.
+std::string num_text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
 
 // A scratch folder for the generated datasets, removed with everything in it.
 class ScratchDir {
@@ -177,18 +187,27 @@ double time_us(F&& f) {
   return seconds_since(t0) * 1e6;
 }
 
+// The backend `kind` on the bench's device, or null with `why` when this machine cannot make it.
+std::unique_ptr<MemoryBackend> try_backend(BackendKind kind, const BenchOptions& o, const PlatformInfo& platform,
+                                           std::string& why) {
+  try {
+    return make_backend(choose_backend(BackendConfig{kind, o.device}, platform), platform);
+  } catch (const Error& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
 void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std::vector<SizeImages>& images,
                   const MaskParams& params, const ProgressFn& say, BenchReport& r) {
   const int warmup = std::max(3, o.iterations / 10);
   const double cap = o.quick ? 0.5 : 5.0;
   for (BackendKind kind : o.backends) {
     const std::string name(to_string(kind));
-    std::unique_ptr<MemoryBackend> be;
-    try {
-      const BackendChoice choice = choose_backend(BackendConfig{kind, o.device}, platform);
-      be = make_backend(choice, platform);
-    } catch (const Error& e) {
-      r.backends_skipped.emplace_back(name, e.what());
+    std::string why;
+    const std::unique_ptr<MemoryBackend> be = try_backend(kind, o, platform, why);
+    if (!be) {
+      r.backends_skipped.emplace_back(name, why);
       continue;
     }
     try {
@@ -410,6 +429,52 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
   return row;
 }
 
+// Live mode per backend: run_live on a paced, looped replay of a generated dataset for a fixed time,
+// drop_oldest overflow and the default frame slots, as `depthmask live --source replay://...` runs.
+// A backend this machine cannot make is left out (host to host already says why).
+void live(const BenchOptions& o, const PlatformInfo& platform, const fs::path& work, const ProgressFn& say,
+          BenchReport& r) {
+  LiveSection& l = r.live;
+  const fs::path data = work / ("live-" + l.size.label());
+  say("live " + l.size.label() + ": generating " + std::to_string(l.frames) + " frames");
+  write_synthetic_dataset(data, l.frames, l.size.width, l.size.height);
+  Config c = load_config(data / "depthmask.yaml", {{"backend.device", std::to_string(o.device), "bench"}});
+  c.live.overflow = Overflow::DropOldest;
+  c.live.output_every = 0;
+  c.live.publish.clear();
+  c.live.stats_interval = 0;  // no log lines mid-table
+  std::ostringstream uri;
+  uri << "replay://" << data.string() << "?fps=" << l.fps << "&loop=1";
+  LiveLimits limits;
+  limits.duration = l.seconds;
+  for (BackendKind kind : o.backends) {
+    std::string why;
+    const std::unique_ptr<MemoryBackend> be = try_backend(kind, o, platform, why);
+    if (!be) continue;
+    LiveRow row;
+    row.backend = std::string(to_string(kind));
+    say("live " + l.size.label() + " at " + num_text(l.fps) + " fps for " + num_text(l.seconds) + " s: " + row.backend);
+    try {
+      const std::unique_ptr<LiveSource> source = make_live_source(parse_source_uri(uri.str()), c);
+      const LiveSummary s = run_live(c, *be, *source, limits, nullptr);
+      row.captured = s.captured;
+      row.processed = s.processed;
+      row.dropped = s.drops_overflow;
+      row.failed = s.failed;
+      row.seconds = s.seconds;
+      row.fps = s.fps();
+      row.p50_us = s.latency.p50_us;
+      row.p99_us = s.latency.p99_us;
+      row.max_us = s.latency.max_us;
+    } catch (const Error& e) {
+      row.error = e.what();
+    }
+    l.rows.push_back(row);
+  }
+  std::error_code ec;
+  fs::remove_all(data, ec);
+}
+
 }  // namespace
 
 BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
@@ -418,6 +483,11 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
             "--iterations " << o.iterations << ": expected 1..1000000");
   DM_EXPECT(o.frames >= 0 && o.frames <= 100000, ConfigError, "--frames " << o.frames << ": expected 1..100000");
   DM_EXPECT(!o.backends.empty(), ConfigError, "--backends: none given");
+  DM_EXPECT(o.live_seconds > 0 && o.live_seconds <= 3600, ConfigError,
+            "--live-seconds " << o.live_seconds << ": expected more than 0, at most 3600");
+  DM_EXPECT(o.live_fps >= 0 && o.live_fps <= 10000, ConfigError, "--live-fps " << o.live_fps << ": expected 1..10000");
+  DM_EXPECT(o.live_frames >= 1 && o.live_frames <= 100000, ConfigError,
+            "live frames " << o.live_frames << ": expected 1..100000");
   const auto t0 = Clock::now();
   const ProgressFn say = [&](const std::string& s) {
     if (progress) progress(s);
@@ -457,6 +527,22 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
         row.error = e.what();
         r.end_to_end.push_back(row);
       }
+    }
+  }
+
+  r.live.cuda_device = platform.cuda_built && !platform.devices.empty();
+  r.live.size = o.live_size;
+  r.live.fps = o.live_fps > 0 ? o.live_fps : default_live_fps(r.live.cuda_device);
+  r.live.seconds = o.live_seconds;
+  r.live.frames = o.live_frames;
+  if (!o.live) {
+    r.live.skipped = "--skip-live";
+  } else {
+    const ScratchDir work;
+    try {
+      live(o, platform, work.path(), say, r);
+    } catch (const Error& e) {
+      r.live.skipped = std::string("failed: ") + e.what();
     }
   }
   r.targets = check_targets(r);

@@ -60,6 +60,9 @@ BenchOptions quick_options() {
   o.sizes = {{160, 120}, {320, 240}};
   o.frames = 4;
   o.iterations = 20;
+  o.live_size = {160, 120};
+  o.live_frames = 8;
+  o.live_seconds = 1.0;
   o.quick = true;
   return o;
 }
