@@ -158,7 +158,8 @@ class ReplaySource final : public LiveSource {
     if (pos_ >= frames_.size()) {
       if (!loop_ || frames_.empty()) return false;
       pos_ = 0;
-      pacer_.restart();
+      // At a fixed rate the schedule runs on across the wrap (restarting it would make the first
+      // frame of every pass due at once); recorded timestamps start a new pass from now.
       started_ = false;
     }
     const FrameEntry& f = frames_[pos_];
