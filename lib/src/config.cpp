@@ -432,7 +432,7 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
       });
     } else if (section == "live") {
-      r.each("live", s, {"source", "overflow", "buffers", "output_every", "publish", "stats_interval", "reconnect_max"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("live", s, {"source", "overflow", "buffers", "output_every", "publish", "stats_interval", "reconnect_max", "mask"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "source") {
           c.live.source = r.str(full, v);
           if (c.live.source.find("://") == std::string::npos)
@@ -448,6 +448,24 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         } else if (k == "stats_interval") {
           c.live.stats_interval = r.finite_number(full, v);
           if (c.live.stats_interval < 0) r.fail(full, v, "expected seconds >= 0 (0 = no stats lines), got " + v.Scalar());
+        } else if (k == "mask") {
+          if (v.IsNull()) return;  // "mask:" with nothing under it: no changes
+          r.each(full, v, {"static", "depth_band"}, [&](const std::string& mk, const std::string& mfull, const YAML::Node& mv) {
+            if (mk == "static") {
+              c.live.mask.static_file = mv.IsNull() || (mv.IsScalar() && mv.Scalar().empty()) ? fs::path() : r.path(mfull, mv);
+              return;
+            }
+            if (mv.IsNull()) {
+              c.live.mask.depth_band.reset();
+              return;
+            }
+            if (!mv.IsSequence() || mv.size() != 2)
+              r.fail(mfull, mv, "expected [min, max] in metres such as [0.4, 1.2], got " +
+                                    (mv.IsSequence() ? std::to_string(mv.size()) + " numbers" : Reader::scalar_text(mv)));
+            const double lo = r.finite_number(mfull, mv[0]), hi = r.finite_number(mfull, mv[1]);
+            if (!(lo < hi)) r.fail(mfull, mv, "expected min < max metres, got [" + mv[0].Scalar() + ", " + mv[1].Scalar() + "]");
+            c.live.mask.depth_band = LiveMaskConfig::DepthBand{lo, hi};
+          });
         } else {
           c.live.reconnect_max = r.finite_number(full, v);
           if (c.live.reconnect_max < 0.1 || c.live.reconnect_max > 3600)
@@ -677,6 +695,20 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "publish" << YAML::Value << YAML::DoubleQuoted << c.live.publish;
   e << YAML::Key << "stats_interval" << YAML::Value; emit_number(e, c.live.stats_interval);
   e << YAML::Key << "reconnect_max" << YAML::Value; emit_number(e, c.live.reconnect_max);
+  e << YAML::Key << "mask" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "static" << YAML::Value;
+  if (c.live.mask.static_file.empty()) e << YAML::Null;
+  else e << show_path(c.live.mask.static_file, relative_to);
+  e << YAML::Key << "depth_band" << YAML::Value;
+  if (!c.live.mask.depth_band) {
+    e << YAML::Null;
+  } else {
+    e << YAML::Flow << YAML::BeginSeq;
+    emit_number(e, c.live.mask.depth_band->min);
+    emit_number(e, c.live.mask.depth_band->max);
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap;
   e << YAML::EndMap;
   e << YAML::Key << "logging" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "level" << YAML::Value << c.logging.level;

@@ -45,6 +45,7 @@ class FakeSource : public depthmask::LiveSource {
   bool open_always_fails_after_read_failure = false;
   std::chrono::microseconds pace{0};  // sleep per read
   int bad_mask_at = -1;               // this frame gets a 3-channel mask (the frame fails)
+  bool no_mask = false;               // frames come without a mask (live.mask supplies one)
 
   std::atomic<uint64_t> produced{0};
   std::atomic<int> opens{0};
@@ -67,6 +68,7 @@ class FakeSource : public depthmask::LiveSource {
     }
     fake_frame(seq_, w_, h_, f.depth, f.mask);
     if (static_cast<int64_t>(seq_) == bad_mask_at) f.mask = cv::Mat(h_, w_, CV_8UC3, cv::Scalar(1, 1, 1));
+    if (no_mask) f.mask.release();
     f.color.release();
     f.sequence = seq_;
     f.id = "f" + std::to_string(seq_);

@@ -109,6 +109,20 @@ struct RunConfig {
   int frames_in_flight = 0;
 };
 
+// live.mask: masks besides the frames' own (the mask stream), AND-ed with it. Both empty: the mask
+// stream alone, as before.
+struct LiveMaskConfig {
+  // A region of interest for a fixed camera: 8- or 16-bit single channel, nonzero = keep; read once
+  // when the run starts and used for every frame (alone when a frame has no mask). Empty = none.
+  std::filesystem::path static_file;
+  // Keep only depth in [min, max] metres (inclusive), within depth.min..depth.max. load_config()
+  // guarantees finite numbers with min < max.
+  struct DepthBand {
+    double min = 0, max = 0;
+  };
+  std::optional<DepthBand> depth_band;
+};
+
 // Live mode (`depthmask live`): where frames come from and how the runner bounds latency.
 struct LiveConfig {
   std::string source = "synthetic://?size=640x480&fps=30";  // a source URI (live.h)
@@ -120,6 +134,7 @@ struct LiveConfig {
   std::string publish;   // a ZeroMQ endpoint to PUB every frame on (tcp://127.0.0.1:5555); empty = off
   double stats_interval = 5.0;  // seconds between stats log lines; 0 = none
   double reconnect_max = 5.0;   // seconds: the cap of the reconnect back-off (0.1 s doubling)
+  LiveMaskConfig mask;
 };
 
 struct LoggingConfig {

@@ -8,6 +8,11 @@
 // a run of same-sized frames allocates nothing after its first frames. When no slot is free,
 // live.overflow decides: drop_oldest takes the slot of the oldest frame still waiting in a queue
 // (counted as a drop), block makes capture wait.
+//
+// live.mask adds masks to the frames' own, AND-ed: a static image (nonzero = keep) and a depth band
+// (the rule's depth range narrowed to it). A frame with its own mask and a static mask is masked by
+// one mask of test results (its mask test AND static != 0), made on the CPU before the copy; a frame
+// without a mask uses the static mask, else (depth band only) a mask that keeps everything.
 #pragma once
 
 #include <atomic>
@@ -78,7 +83,9 @@ class LiveObserver {
 // propagates: a wrong URI fails at once); a later read() failure is logged, counted and answered by
 // reopening with back-off (0.1 s doubling up to live.reconnect_max; `stop` is honoured meanwhile).
 // A frame that fails is counted and the run goes on; a sticky device error stops it and is thrown
-// (PlatformError). Throws OutputError when live.publish cannot be bound or output.dir written.
+// (PlatformError). Throws OutputError when live.publish cannot be bound or output.dir written;
+// InputError when live.mask.static cannot be read (at once) or its size differs from the source's
+// frames (at the first frame).
 LiveSummary run_live(const Config& config, MemoryBackend& backend, LiveSource& source, const LiveLimits& limits,
                      const std::atomic<bool>* stop, LiveObserver* observer = nullptr);
 

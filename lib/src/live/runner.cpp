@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,7 +88,50 @@ struct Item {
   CapturedFrame meta;  // sequence, id, captured; the images live in the slot
   uint64_t latency_us = 0;
   bool failed = false;
+  // The slot's mask holds mask-test results (live.mask: 255 = keep), masked with union_mask_params.
+  bool tests = false;
+  cv::Mat combined;  // reused: the frame's mask test AND the static mask
 };
+
+// The rule with live.mask.depth_band: the depth range narrowed to the band, so the band is the rule's
+// own range check (CPU and GPU agree by construction).
+MaskParams live_mask_params(const Config& c) {
+  MaskParams p = mask_params(c);
+  if (const auto& band = c.live.mask.depth_band) {
+    const double lo = std::max(c.depth.min, band->min), hi = std::min(c.depth.max, band->max);
+    if (lo > hi)
+      spdlog::warn("live: live.mask.depth_band [{}, {}] m lies outside depth.min..depth.max [{}, {}] m: nothing is kept",
+                   band->min, band->max, c.depth.min, c.depth.max);
+    set_depth_range(p, c.depth.scale, lo, hi);
+  }
+  return p;
+}
+
+// live.mask.static, read once: 255 where the image is nonzero, 0 elsewhere (8- or 16-bit input).
+cv::Mat read_static_mask(const std::filesystem::path& file) {
+  std::error_code ec;
+  DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
+            "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
+  const cv::Mat m = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
+  DM_EXPECT(!m.empty(), InputError,
+            "config key 'live.mask.static': '" << file.string() << "' could not be decoded: not an image format OpenCV reads");
+  check_mask_type(m, file.string());
+  cv::Mat roi;
+  cv::compare(m, 0, roi, cv::CMP_NE);
+  return roi;
+}
+
+// out = 255 where the frame's mask passes `p`'s mask test and the static mask is nonzero, else 0.
+template <class MaskT>
+void and_tests(const cv::Mat& mask, const cv::Mat& roi, const MaskParams& p, cv::Mat& out) {
+  out.create(mask.size(), CV_8UC1);
+  for (int y = 0; y < mask.rows; ++y) {
+    const MaskT* m = mask.ptr<MaskT>(y);
+    const uint8_t* r = roi.ptr<uint8_t>(y);
+    uint8_t* o = out.ptr<uint8_t>(y);
+    for (int x = 0; x < mask.cols; ++x) o[x] = mask_keeps(m[x], p) && r[x] != 0 ? 255 : 0;
+  }
+}
 
 // A fixed-capacity FIFO of items (the pool's size), so queueing allocates nothing.
 class Ring {
@@ -136,9 +181,13 @@ class Runner {
   Runner(const Config& c, MemoryBackend& b, LiveSource& src, const LiveLimits& limits, const std::atomic<bool>* stop,
          LiveObserver* obs)
       : c_(c), backend_(b), source_(src), limits_(limits), stop_(stop), observer_(obs),
-        params_(mask_params(c)), mask_q_(static_cast<size_t>(c.live.buffers)),
+        params_(live_mask_params(c)), tests_params_(union_mask_params(params_)), mask_q_(static_cast<size_t>(c.live.buffers)),
         out_q_(static_cast<size_t>(c.live.buffers)), failures_(b) {
     DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
+    if (!c.live.mask.static_file.empty()) {
+      static_mask_ = read_static_mask(c.live.mask.static_file);
+      spdlog::info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols, static_mask_.rows);
+    }
     pool_.reserve(static_cast<size_t>(c.live.buffers));
     free_.reserve(static_cast<size_t>(c.live.buffers));
     for (int i = 0; i < c.live.buffers; ++i) {
@@ -318,6 +367,7 @@ class Runner {
         break;
       }
       if (frame.captured == Clock::time_point{}) frame.captured = Clock::now();
+      check_static_size(frame);  // a mismatch stops the run: every frame of a fixed camera would fail
       Item* it = take_slot();
       if (!it) break;
       it->meta.sequence = frame.sequence;
@@ -327,7 +377,7 @@ class Runner {
       it->failed = false;
       it->latency_us = 0;
       try {
-        it->slot.set(frame.depth, frame.mask, frame.color);
+        it->slot.set(frame.depth, frame_mask(frame, *it), frame.color);
       } catch (const std::exception& e) {
         it->failed = true;
         if (auto fatal = failures_.frame_failed(it->meta, "copy", e)) std::rethrow_exception(fatal);
@@ -343,6 +393,34 @@ class Runner {
     stopping_ = true;  // a limit or the source's end stops the run as the flag does
     capture_done_ = true;
     cv_.notify_all();
+  }
+
+  void check_static_size(const CapturedFrame& f) const {
+    if (static_mask_.empty()) return;
+    const cv::Size frame_size = f.mask.empty() ? f.depth.size() : f.mask.size();
+    DM_EXPECT(static_mask_.size() == frame_size, InputError,
+              "live.mask.static '" << c_.live.mask.static_file.string() << "' is " << static_mask_.cols << "x"
+                                   << static_mask_.rows << " but the source's frames are " << frame_size.width << "x"
+                                   << frame_size.height << "; expected the same size");
+  }
+
+  // The mask frame `f` is masked with (live.mask): its own (masked with params_); or mask-test results
+  // (it.tests, masked with tests_params_): its own AND the static mask, the static mask alone, or all
+  // 255 when the depth band alone decides.
+  const cv::Mat& frame_mask(const CapturedFrame& f, Item& it) {
+    it.tests = !static_mask_.empty() || f.mask.empty();
+    if (!it.tests) return f.mask;
+    if (!static_mask_.empty()) {
+      if (f.mask.empty()) return static_mask_;
+      check_mask_type(f.mask, "<memory>");
+      if (f.mask.type() == CV_8UC1) and_tests<uint8_t>(f.mask, static_mask_, params_, it.combined);
+      else and_tests<uint16_t>(f.mask, static_mask_, params_, it.combined);
+      return it.combined;
+    }
+    DM_EXPECT(c_.live.mask.depth_band.has_value(), InputError,
+              "the frame has no mask and neither live.mask.static nor live.mask.depth_band is set");
+    if (keep_all_.size() != f.depth.size()) keep_all_ = cv::Mat(f.depth.size(), CV_8UC1, cv::Scalar(255));
+    return keep_all_;
   }
 
   bool stopping_now() {
@@ -363,7 +441,7 @@ class Runner {
     while (Item* it = pop(mask_q_, capture_done_)) {
       if (!it->failed) {
         try {
-          it->slot.run_mask(params_);
+          it->slot.run_mask(it->tests ? tests_params_ : params_);
           it->latency_us = static_cast<uint64_t>(
               std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - it->meta.captured).count());
         } catch (const std::exception& e) {
@@ -450,7 +528,10 @@ class Runner {
   const LiveLimits limits_;
   const std::atomic<bool>* stop_;
   LiveObserver* observer_;
-  const MaskParams params_;
+  const MaskParams params_;        // the configured rule, with live.mask.depth_band
+  const MaskParams tests_params_;  // the same for a mask of test results (Item::tests)
+  cv::Mat static_mask_;            // live.mask.static as 255/0, or empty
+  cv::Mat keep_all_;               // all 255, for frames the depth band alone decides (capture thread)
 
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;
