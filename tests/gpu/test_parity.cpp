@@ -271,13 +271,14 @@ std::unique_ptr<dmtest::DeviceImage> device_image(const cv::Mat& src, Layout l, 
   return r;
 }
 
-// All five variants, listed here (not from mask_kernel_variants()) so that the test names exist in
+// All six variants, listed here (not from mask_kernel_variants()) so that the test names exist in
 // every build; the test checks the build lists each one.
 const dm::MaskKernelVariant kVariants[] = {{dm::MaskBlockShape::Threads32x8, true},
                                            {dm::MaskBlockShape::Threads32x8, false},
                                            {dm::MaskBlockShape::Threads32x32, true},
                                            {dm::MaskBlockShape::Threads32x32, false},
-                                           {dm::MaskBlockShape::Rows256, true}};
+                                           {dm::MaskBlockShape::Rows256, true},
+                                           {dm::MaskBlockShape::Rows256x2, true}};
 
 std::string variant_name(const dm::MaskKernelVariant& v) {
   std::string n = dm::to_string(v);
@@ -340,6 +341,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kVariants),
                        ::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
                                          cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481), cv::Size(1920, 1080),
+                                         cv::Size(2085, 9),  // row256x2: a second block along the row
                                          cv::Size(5, 70000)),  // taller than a grid's 65535 rows of blocks
                        ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
                        ::testing::Values(Layout::Pitched, Layout::Packed, Layout::RoiSame, Layout::RoiMixed)),
