@@ -70,8 +70,10 @@ void color_key_cpu(const ColorKeyJob& job, const MaskParams& params, const Color
   validate(params);
   validate(key);
   if (job.rows == 0 || job.cols == 0) return;
-  if (job.mask_type == MaskType::U8) run_rows<uint8_t>(job, params, key);
-  else run_rows<uint16_t>(job, params, key);
+  if (job.mask_type == MaskType::U8)
+    run_rows<uint8_t>(job, params, key);
+  else
+    run_rows<uint16_t>(job, params, key);
 }
 
 }  // namespace depthmask

@@ -15,7 +15,7 @@ namespace depthmask {
 namespace {
 
 template <class MaskT>
-__global__ void __launch_bounds__(tiling::kTile * tiling::kBlockRows)
+__global__ void __launch_bounds__(tiling::kTile* tiling::kBlockRows)
     color_key_tests(ImageView<const MaskT> mask, ImageView<const uint8_t> color, ImageView<uint8_t> out, MaskParams p,
                     ColorKey k) {
   tiling::for_tile_pixels(out.rows, out.cols, [&](int x, int y) {

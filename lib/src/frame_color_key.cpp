@@ -29,7 +29,8 @@ FrameSlot::MaskPlane FrameSlot::mask_plane(const MaskParams& params) {
   if (!color_key_) return MaskPlane{&mask_buf_, mask_, params};
   DM_EXPECT(!color_.empty(), InputError,
             "the frame has no color image, but the colour key (live.mask.color_key) needs one: the source must "
-            "deliver color (registered to the depth, " << mask_.cols << "x" << mask_.rows << ")");
+            "deliver color (registered to the depth, "
+                << mask_.cols << "x" << mask_.rows << ")");
   if (color_.data != color_buf_.host()) stage_color(color_, "the frame's color image");  // key set after set()
   DM_EXPECT(color_.size() == mask_.size(), InputError,
             "the frame's color image is " << color_.cols << "x" << color_.rows << " but its mask is " << mask_.cols

@@ -48,8 +48,10 @@ cv::Mat random_color(int rows, int cols, std::mt19937& rng) {
     for (int x = 0; x < cols; ++x) {
       const int k = pick(rng);
       cv::Vec3b& p = c.at<cv::Vec3b>(y, x);
-      if (k == 0) p = cv::Vec3b(p[0], p[0], p[0]);
-      else if (k == 1) p = cv::Vec3b(0, 0, p[2]);
+      if (k == 0)
+        p = cv::Vec3b(p[0], p[0], p[0]);
+      else if (k == 1)
+        p = cv::Vec3b(0, 0, p[2]);
     }
   return c;
 }
@@ -59,8 +61,10 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
   std::uniform_int_distribution<int> v(0, 3);
   for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cols; ++x) {
-      if (type == CV_8UC1) m.at<uint8_t>(y, x) = static_cast<uint8_t>(v(rng));
-      else m.at<uint16_t>(y, x) = static_cast<uint16_t>(v(rng) * 20000);
+      if (type == CV_8UC1)
+        m.at<uint8_t>(y, x) = static_cast<uint8_t>(v(rng));
+      else
+        m.at<uint16_t>(y, x) = static_cast<uint16_t>(v(rng) * 20000);
     }
   return m;
 }
@@ -120,12 +124,15 @@ std::string kernel_parity_name(const ::testing::TestParamInfo<ColorKeyKernelPari
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, ColorKeyKernelParity,
-                         ::testing::Combine(::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
-                                                              cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481)),
+                         ::testing::Combine(::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13),
+                                                              cv::Size(31, 33), cv::Size(33, 31), cv::Size(640, 480),
+                                                              cv::Size(639, 481)),
                                             ::testing::Values(CV_8UC1, CV_16UC1), ::testing::Bool()),
                          kernel_parity_name);
 
-std::string backend_name(const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); }
+std::string backend_name(const ::testing::TestParamInfo<dm::BackendKind>& i) {
+  return std::string(dm::to_string(i.param));
+}
 
 // FrameSlot with a key on each GPU backend against the cpu backend: the colour through the backend's
 // buffers, the key pass, then masking (plain and eroded, 8- and 16-bit masks, ROI inputs).
@@ -134,13 +141,15 @@ class ColorKeyBackendParity : public ::testing::TestWithParam<dm::BackendKind> {
 TEST_P(ColorKeyBackendParity, FrameSlotOutputEqualsCpuBackend) {
   DM_REQUIRE_GPU();
   auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  auto gpu = dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
+  auto gpu =
+      dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(99);
   for (const NamedKey& k : keys()) {
     gold_slot.set_color_key(k.key);
     slot.set_color_key(k.key);
-    for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(33, 31), cv::Size(13, 1), cv::Size(1, 13)}) {
+    for (const cv::Size size :
+         {cv::Size(639, 481), cv::Size(1, 1), cv::Size(33, 31), cv::Size(13, 1), cv::Size(1, 13)}) {
       for (const int mtype : {CV_8UC1, CV_16UC1}) {
         for (const int erode : {0, 2}) {
           SCOPED_TRACE(std::string(k.name) + " " + std::to_string(size.width) + "x" + std::to_string(size.height) +
@@ -202,7 +211,8 @@ std::map<uint64_t, cv::Mat> run_on(dm::MemoryBackend& backend, const dm::Config&
 TEST_P(ColorKeyLiveGpu, MatchesTheCpuBackendFrameForFrame) {
   DM_REQUIRE_GPU();
   auto cpu = dmtest::cpu_backend();
-  auto gpu = dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
+  auto gpu =
+      dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
   dm::Config c;
   c.depth.max = 9.0;
   c.live.overflow = dm::Overflow::Block;
@@ -217,7 +227,8 @@ TEST_P(ColorKeyLiveGpu, MatchesTheCpuBackendFrameForFrame) {
       const auto got = run_on(*gpu, c, size, masks);
       ASSERT_EQ(gold.size(), got.size());
       for (const auto& [seq, out] : got) {
-        EXPECT_TRUE(dmtest::SameBits(gold.at(seq), out)) << size << " frame " << seq << (masks ? " with masks" : " key alone");
+        EXPECT_TRUE(dmtest::SameBits(gold.at(seq), out))
+            << size << " frame " << seq << (masks ? " with masks" : " key alone");
         // The cpu gold itself is the cvtColor reference applied to the plain output (see the unit tests).
         const cv::Mat keep = dmtest::key_reference(dmtest::fake_color(seq, size.width, size.height), k);
         EXPECT_EQ(cv::countNonZero((keep == 0) & (out != 0)), 0) << size << " frame " << seq;

@@ -21,9 +21,10 @@ constexpr int kW = 96, kH = 72;
 
 void check_run(const std::string& key_yaml, const depthmask::LiveMaskConfig::ColorKey& key) {
   TempDir tmp;
-  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --source 'synthetic://?size=96x72&fps=0' --frames 4 "
-                                           "--set live.overflow=block --output out --set " +
-                                               dmtest::q("live.mask.color_key=" + key_yaml));
+  const auto r = dmcli::run_in(tmp.path(),
+                               "live --backend cpu --source 'synthetic://?size=96x72&fps=0' --frames 4 "
+                               "--set live.overflow=block --output out --set " +
+                                   dmtest::q("live.mask.color_key=" + key_yaml));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "written: 4 frame(s)")) << r.output;
   EXPECT_TRUE(Contains(r.output, "colour key")) << r.output;

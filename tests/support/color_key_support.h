@@ -23,8 +23,9 @@ inline cv::Mat fake_color(uint64_t seq, int w, int h) {
         const auto g = static_cast<uint8_t>(x * 13 + y * 5);
         c.at<cv::Vec3b>(y, x) = cv::Vec3b(g, g, g);
       } else {
-        c.at<cv::Vec3b>(y, x) = cv::Vec3b(static_cast<uint8_t>(x * 41 + y * 7 + s * 13), static_cast<uint8_t>(y * 23 + x * 3 + s * 5),
-                                          static_cast<uint8_t>((x + y) * 19 + s * 29));
+        c.at<cv::Vec3b>(y, x) =
+            cv::Vec3b(static_cast<uint8_t>(x * 41 + y * 7 + s * 13), static_cast<uint8_t>(y * 23 + x * 3 + s * 5),
+                      static_cast<uint8_t>((x + y) * 19 + s * 29));
       }
     }
   return c;

@@ -38,13 +38,14 @@ const Case kCases[] = {
     // d = 100, V = 200: S exactly 127.5, but 100 * round(1044480 / 200) = 100 * 5222, + 2048, >> 12 = 127.
     // H: 50 * 1229 + 2048 >> 12 = 15.
     {100, 150, 200, 15, 127, 200},
-    {1, 1, 2, 0, 128, 2},      // S: 522240 + 2048 >> 12 = 128 (127.5 rounds up here)
+    {1, 1, 2, 0, 128, 2},         // S: 522240 + 2048 >> 12 = 128 (127.5 rounds up here)
     {0, 128, 255, 15, 255, 255},  // orange: 128 * 482 + 2048 >> 12 = 15
 };
 
 TEST(ColorKeyRule, HsvOfPrimariesGreysAndRoundingCasesByHand) {
   for (const Case& c : kCases) {
-    const dm::Hsv8 hsv = dm::hsv_from_bgr(static_cast<uint8_t>(c.b), static_cast<uint8_t>(c.g), static_cast<uint8_t>(c.r));
+    const dm::Hsv8 hsv =
+        dm::hsv_from_bgr(static_cast<uint8_t>(c.b), static_cast<uint8_t>(c.g), static_cast<uint8_t>(c.r));
     EXPECT_EQ(hsv.h, c.h) << "BGR " << c.b << "," << c.g << "," << c.r;
     EXPECT_EQ(hsv.s, c.s) << "BGR " << c.b << "," << c.g << "," << c.r;
     EXPECT_EQ(hsv.v, c.v) << "BGR " << c.b << "," << c.g << "," << c.r;
@@ -56,7 +57,8 @@ TEST(ColorKeyRule, EqualsOpenCvCvtColorForAllSixteenMillionColours) {
   cv::Mat bgr(4096, 4096, CV_8UC3);
   for (int i = 0; i < (1 << 24); ++i) {
     uint8_t* p = bgr.data + 3 * static_cast<size_t>(i);
-    p[0] = static_cast<uint8_t>(i & 255), p[1] = static_cast<uint8_t>((i >> 8) & 255), p[2] = static_cast<uint8_t>(i >> 16);
+    p[0] = static_cast<uint8_t>(i & 255), p[1] = static_cast<uint8_t>((i >> 8) & 255),
+    p[2] = static_cast<uint8_t>(i >> 16);
   }
   cv::Mat hsv;
   cv::cvtColor(bgr, hsv, cv::COLOR_BGR2HSV);
@@ -68,7 +70,8 @@ TEST(ColorKeyRule, EqualsOpenCvCvtColorForAllSixteenMillionColours) {
     if (m.h != q[0] || m.s != q[1] || m.v != q[2]) {
       if (differ < 5)
         ADD_FAILURE() << "BGR " << int(p[0]) << "," << int(p[1]) << "," << int(p[2]) << ": rule " << int(m.h) << ","
-                      << int(m.s) << "," << int(m.v) << " cvtColor " << int(q[0]) << "," << int(q[1]) << "," << int(q[2]);
+                      << int(m.s) << "," << int(m.v) << " cvtColor " << int(q[0]) << "," << int(q[1]) << ","
+                      << int(q[2]);
       ++differ;
     }
   }
@@ -84,7 +87,9 @@ dm::ColorKey key(int h0, int h1, int s0, int s1, int v0, int v1, bool inside = t
   return k;
 }
 
-dm::Hsv8 hsv(int h, int s, int v) { return dm::Hsv8{static_cast<uint8_t>(h), static_cast<uint8_t>(s), static_cast<uint8_t>(v)}; }
+dm::Hsv8 hsv(int h, int s, int v) {
+  return dm::Hsv8{static_cast<uint8_t>(h), static_cast<uint8_t>(s), static_cast<uint8_t>(v)};
+}
 
 TEST(ColorKeyRule, RangesAreInclusiveAndHueWrapsWhenMinExceedsMax) {
   const dm::ColorKey green = key(35, 85, 50, 255, 40, 255);
@@ -138,11 +143,13 @@ TEST(ColorKeyRule, ValidateNamesTheBoundThatIsWrong) {
 template <class MaskT>
 void check_cpu_loop(int mask_cv_type) {
   const int w = 37, h = 11;
-  cv::Mat color_big(h + 2, w + 5, CV_8UC3), mask_big(h + 3, w + 1, mask_cv_type), out_big(h + 1, w + 7, CV_8UC1, cv::Scalar(7));
+  cv::Mat color_big(h + 2, w + 5, CV_8UC3), mask_big(h + 3, w + 1, mask_cv_type),
+      out_big(h + 1, w + 7, CV_8UC1, cv::Scalar(7));
   for (int y = 0; y < color_big.rows; ++y)
     for (int x = 0; x < color_big.cols; ++x)
-      color_big.at<cv::Vec3b>(y, x) = cv::Vec3b(static_cast<uint8_t>(x * 41 + y * 7), static_cast<uint8_t>(y * 23 + x * 3),
-                                                static_cast<uint8_t>((x + y) * 19));
+      color_big.at<cv::Vec3b>(y, x) =
+          cv::Vec3b(static_cast<uint8_t>(x * 41 + y * 7), static_cast<uint8_t>(y * 23 + x * 3),
+                    static_cast<uint8_t>((x + y) * 19));
   for (int y = 0; y < mask_big.rows; ++y)
     for (int x = 0; x < mask_big.cols; ++x) mask_big.at<MaskT>(y, x) = static_cast<MaskT>((x + 2 * y) % 3);
   const cv::Mat color = color_big(cv::Rect(3, 1, w, h)), mask = mask_big(cv::Rect(1, 2, w, h));
