@@ -223,6 +223,36 @@ TEST(LiveColorKey, ConfigKeyIsReadMergedPrintedAndReadBack) {
   EXPECT_EQ(dm::settings_hash(c), dm::settings_hash(dm::load_config(std::nullopt, {}, dir.path())));
 }
 
+// mask.erode applies to the combined mask: the key AND the mask test, then the erode window.
+TEST(FrameSlotColorKey, ErodeAppliesToTheMaskTestAndKeyCombined) {
+  auto backend = dmtest::cpu_backend();
+  dm::FrameSlot keyed(*backend), plain(*backend);
+  dm::ColorKey key;
+  key.s_min = 40;
+  keyed.set_color_key(key);
+  dm::MaskParams p;
+  dm::set_depth_range(p, 0.001, 0.0, 9.0);
+  p.erode = 1;
+  p.invalid = -1.0f;
+  cv::Mat depth, mask;
+  dmtest::fake_frame(3, kW, kH, depth, mask);
+  const cv::Mat color = dmtest::fake_color(3, kW, kH);
+  keyed.set(depth, mask, color);
+  keyed.run_mask(p);
+  dm::LiveMaskConfig::ColorKey k;
+  k.s[0] = 40;
+  cv::Mat both = dmtest::key_reference(color, k);
+  both.setTo(0, mask == 0);  // the mask test: mask > 0
+  plain.set(depth, both);
+  plain.run_mask(dm::union_mask_params(p));
+  EXPECT_TRUE(dmtest::SameBits(plain.out(), keyed.out()));
+  // And erode made a difference: without it more pixels are kept.
+  dm::MaskParams no_erode = p;
+  no_erode.erode = 0;
+  keyed.run_mask(no_erode);
+  EXPECT_GT(cv::countNonZero(keyed.out() > 0), cv::countNonZero(plain.out() > 0));
+}
+
 TEST(FrameSlotColorKey, AllocatesOnceForSameSizedFramesAndRejectsMissingOrMismatchedColour) {
   auto backend = dmtest::cpu_backend();
   dm::FrameSlot slot(*backend);
