@@ -246,12 +246,15 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
   struct Interrupted {};
   bench::BenchReport r;
   try {
-    r = bench::run_bench(b, [&stop](const std::string& s) {
-      if (stop.load()) throw Interrupted{};
-      std::fprintf(stderr, "bench: %s\n", s.c_str());
-    });
+    r = bench::run_bench(
+        b,
+        [&stop](const std::string& s) {
+          if (stop.load()) throw Interrupted{};
+          std::fprintf(stderr, "bench: %s\n", s.c_str());
+        },
+        [&out](const bench::BenchReport& partial) { bench::write_report(partial, out); });
   } catch (const Interrupted&) {
-    std::fprintf(stderr, "depthmask: bench interrupted; nothing written\n");
+    std::fprintf(stderr, "depthmask: bench interrupted; %s holds the sections finished before\n", out.string().c_str());
     return kInterrupted;
   }
   bench::write_report(r, out);
