@@ -140,9 +140,8 @@ class ColorKeyBackendParity : public ::testing::TestWithParam<dm::BackendKind> {
 
 TEST_P(ColorKeyBackendParity, FrameSlotOutputEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  auto gpu =
-      dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(GetParam());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(99);
   for (const NamedKey& k : keys()) {
@@ -211,8 +210,7 @@ std::map<uint64_t, cv::Mat> run_on(dm::MemoryBackend& backend, const dm::Config&
 TEST_P(ColorKeyLiveGpu, MatchesTheCpuBackendFrameForFrame) {
   DM_REQUIRE_GPU();
   auto cpu = dmtest::cpu_backend();
-  auto gpu =
-      dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
+  auto gpu = dmtest::backend_of(GetParam());
   dm::Config c;
   c.depth.max = 9.0;
   c.live.overflow = dm::Overflow::Block;

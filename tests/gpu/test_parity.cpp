@@ -154,9 +154,8 @@ class BackendParity : public ::testing::TestWithParam<dm::BackendKind> {};
 
 TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  const auto choice = dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform());
-  auto gpu = dm::make_backend(choice, dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(GetParam());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(42);
   // Sizes in an order that grows and shrinks the slot's buffers, so transfers of part of a buffer are covered.
@@ -185,9 +184,8 @@ TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
 // waits blocked (the batch pipeline's way) instead of spinning.
 TEST(CopyBands, EveryBandCountAndWaitEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  auto gpu = dm::make_backend(dm::choose_backend(dm::BackendConfig{dm::BackendKind::Copy, 0}, dmtest::platform()),
-                              dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(dm::BackendKind::Copy);
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   const std::vector<Rule> all_rules = rules();
   std::mt19937 rng(7);
