@@ -35,17 +35,18 @@ case "$step" in
         echo "docker-steps: this image must carry the CUDA kernels, but the build has none (no nvcc found?)" >&2
         exit 1
       fi
-      # Every SASS the list asks for is in the binary (what the compatibility guard will report).
+      # Every SASS the list asks for is in the binary (what the compatibility guard will report):
+      # cuobjdump's list of cubins where the toolkit has it, else the cubins' sm_NN tags in the binary.
       cuobjdump=${CUDA_HOME:-/usr/local/cuda}/bin/cuobjdump
-      if [ -x "$cuobjdump" ] && [ -n "${DEPTHMASK_CUDA_ARCHITECTURES:-}" ]; then
-        elfs=$("$cuobjdump" --list-elf "$build/depthmask")
-        for arch in ${DEPTHMASK_CUDA_ARCHITECTURES//[;,]/ }; do
-          case "$arch" in *-virtual) continue ;; esac
-          sm=sm_${arch%-real}
-          grep -q "\.${sm}\.cubin" <<<"$elfs" || { echo "docker-steps: no $sm cubin in $build/depthmask" >&2; exit 1; }
-        done
-        echo "docker-steps: $build/depthmask carries $(grep -o 'sm_[0-9a-z]*' <<<"$elfs" | sort -u | tr '\n' ' ')"
+      if [ -x "$cuobjdump" ]; then elfs=$("$cuobjdump" --list-elf "$build/depthmask")
+      else elfs=$(grep -ao 'sm_[0-9][0-9]*[af]\?' "$build/depthmask" | sort -u)
       fi
+      for arch in ${DEPTHMASK_CUDA_ARCHITECTURES//[;,]/ }; do
+        case "$arch" in *-virtual|all|all-major|native) continue ;; esac
+        sm=sm_${arch%-real}
+        grep -qx ".*${sm}\(\.cubin\)\?" <<<"$elfs" || { echo "docker-steps: no $sm cubin in $build/depthmask" >&2; exit 1; }
+      done
+      echo "docker-steps: $build/depthmask carries $(grep -o 'sm_[0-9][0-9]*[af]\?' <<<"$elfs" | sort -u | tr '\n' ' ')"
     fi
     ;;
   stage)
