@@ -46,7 +46,8 @@ if [ -z "$bin" ]; then
   for b in "$root/build/depthmask" "$root/build-cpu/depthmask"; do [ -x "$b" ] && { bin="$b"; break; }; done
 fi
 [ -n "$bin" ] && [ -x "$bin" ] || { echo "soak.sh: no depthmask binary (build it, or pass --bin)" >&2; exit 2; }
-[ -n "$work" ] || work="$(mktemp -d "${TMPDIR:-/tmp}/depthmask-soak.XXXXXX")"
+own_work=0
+[ -n "$work" ] || { work="$(mktemp -d "${TMPDIR:-/tmp}/depthmask-soak.XXXXXX")"; own_work=1; }
 mkdir -p "$work"
 
 # --- leak check: short runs under valgrind ---------------------------------------------------------
@@ -67,7 +68,7 @@ if [ "$leak_check" = 1 ]; then
     --publish "ipc://$work/live.sock" --output "$work/live-out" >"$work/leak-live.log" 2>&1 || status=$?
   if [ "$status" != 0 ]; then cat "$work/leak-live.log"; echo "leak check: the live run failed or leaked (exit $status)"; exit 1; fi
   echo "leak check: no definite or indirect leak (valgrind $(valgrind --version | sed 's/valgrind-//'))"
-  rm -rf "$work"
+  [ "$own_work" = 1 ] && rm -rf "$work"
   exit 0
 fi
 
