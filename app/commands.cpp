@@ -59,6 +59,10 @@ std::unique_ptr<MemoryBackend> start_backend(const Config& c, BackendChoice& cho
     throw PlatformError(std::string("cannot start backend '") + std::string(to_string(choice.kind)) + "': " + e.what());
   }
   spdlog::info("backend {} ({})", to_string(backend->kind()), choice.reason);
+  if (c.backend.memory_limit_mb > 0) {
+    backend->set_memory_limit(static_cast<size_t>(c.backend.memory_limit_mb) << 20);
+    spdlog::info("backend.memory_limit_mb: frame buffers are capped at {} MiB", c.backend.memory_limit_mb);
+  }
   spdlog::debug("{}", backend->describe());
   return backend;
 }
@@ -104,11 +108,12 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), s.backend_reason.c_str());
   std::printf("  output:  %s\n", c.output.dir.string().c_str());
   for (const auto& f : s.failures) std::printf("  failed:  %s\n", f.message.c_str());
+  if (!s.manifest_error.empty()) std::printf("  manifest not saved: %s\n", s.manifest_error.c_str());
   if (s.interrupted) {
     std::printf("  interrupted: %zu frame(s) not processed\n", s.skipped);
     return kInterrupted;
   }
-  return s.failed > 0 ? kFramesFailed : kOk;
+  return s.failed > 0 || !s.manifest_error.empty() ? kFramesFailed : kOk;
 }
 
 int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {

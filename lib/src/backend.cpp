@@ -100,9 +100,24 @@ AllocationStats MemoryBackend::stats() const {
   return stats_;
 }
 
+void MemoryBackend::set_memory_limit(size_t bytes) {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
+  limit_ = bytes;
+}
+
+size_t MemoryBackend::memory_limit() const {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
+  return limit_;
+}
+
 Buffer MemoryBackend::allocate(size_t bytes) {
   if (bytes == 0) return Buffer(this, Block{});
   const std::lock_guard<std::mutex> lock(stats_mutex_);
+  // Checked before the platform allocator is asked, so a refused request changes nothing.
+  DM_EXPECT(limit_ == 0 || (bytes <= limit_ && stats_.live_bytes <= limit_ - bytes), ResourceError,
+            "backend '" << to_string(kind_) << "': out of memory: cannot allocate " << bytes << " bytes for a frame buffer: "
+                        << stats_.live_bytes << " of the " << limit_ << " bytes of backend.memory_limit_mb ("
+                        << limit_ / (1024 * 1024) << " MiB) are in use by the frames in flight");
   Block b = do_allocate(bytes);
   b.bytes = bytes;
   ++stats_.allocations;

@@ -464,8 +464,9 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         }
       });
     } else if (section == "backend") {
-      r.each("backend", s, {"kind", "device"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("backend", s, {"kind", "device", "memory_limit_mb"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "kind") c.backend.kind = r.enumeration<BackendKind>(full, v, parse_backend_kind, allowed_backend_kinds());
+        else if (k == "memory_limit_mb") c.backend.memory_limit_mb = r.integer(full, v, 0, int64_t{1} << 30);
         else c.backend.device = static_cast<int>(r.integer(full, v, 0, 1023));
       });
     } else if (section == "run") {
@@ -728,6 +729,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "backend" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "kind" << YAML::Value << std::string(to_string(c.backend.kind));
   e << YAML::Key << "device" << YAML::Value << c.backend.device;
+  e << YAML::Key << "memory_limit_mb" << YAML::Value << c.backend.memory_limit_mb;
   e << YAML::EndMap;
   e << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "on_error" << YAML::Value << std::string(to_string(c.run.on_error));

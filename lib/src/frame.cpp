@@ -160,6 +160,24 @@ FrameSlot::~FrameSlot() {
   mask_.release();
 }
 
+void FrameSlot::release_buffers() noexcept {
+  try {  // queued work must not outlive the buffers it uses
+    if (backend_->device_executes()) backend_->synchronize(stream());
+  } catch (...) {
+  }
+  depth_ = cv::Mat();
+  mask_ = cv::Mat();
+  color_ = cv::Mat();
+  out_ = cv::Mat();
+  chunked_.reset();
+  depth_buf_ = Buffer();
+  mask_buf_ = Buffer();
+  out_buf_ = Buffer();
+  registered_buf_ = Buffer();
+  color_buf_ = Buffer();
+  key_buf_ = Buffer();
+}
+
 // A header of src's size and type on `buf` (grown when too small), with src copied in.
 cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
   const size_t need = src.total() * src.elemSize();

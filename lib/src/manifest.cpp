@@ -250,7 +250,18 @@ void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
       ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)};
   dirty_ = true;
   // At most about once a second: a frame finished but not yet recorded is only redone, identically.
-  if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) save();
+  if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) {
+    try {
+      save();
+    } catch (const OutputError& e) {
+      // Disk full, folder gone or read-only: the frames' own outputs already failed or will fail and
+      // say so; the manifest on disk stays the last complete one (it is replaced atomically), and
+      // saving is tried again a second later and at the end, where a failure is the run's error.
+      if (!save_failing_) spdlog::warn("the resume manifest could not be updated (tried again later): {}", e.what());
+      save_failing_ = true;
+      last_save_ = std::chrono::steady_clock::now();
+    }
+  }
 }
 
 void ResumeLog::flush() {
@@ -262,6 +273,7 @@ void ResumeLog::save() {
   write_file_atomic(path_, text.data(), text.size(), c_->output.fsync);
   last_save_ = std::chrono::steady_clock::now();
   dirty_ = false;
+  save_failing_ = false;
 }
 
 }  // namespace depthmask

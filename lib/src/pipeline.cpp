@@ -114,6 +114,12 @@ void stage(Work& w, MemoryBackend& backend, F&& f) {
     const std::string why = backend.health();
     if (!why.empty()) w.fatal = std::make_exception_ptr(PlatformError(why + " (at frame " + w.frame->id + ": " + e.what() + ")"));
     else w.failure = FrameFailure{w.frame->id, e.what()};
+  } catch (const ResourceError& e) {
+    // Out of (device) memory for this frame: it fails; what its slot grew goes back, so the frames
+    // after it start from nothing rather than from this frame's buffers.
+    w.failure = FrameFailure{w.frame->id, e.what()};
+    w.slot.release_buffers();
+    w.writer.release_buffers();
   } catch (const std::bad_alloc&) {
     w.failure = FrameFailure{w.frame->id, "out of host memory"};
   } catch (const cv::Exception& e) {
@@ -296,7 +302,12 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
                                                                             : tbb::filter_mode::parallel,
                                                             write) &
                              tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, commit));
-  resume.flush();
+  try {
+    resume.flush();
+  } catch (const OutputError& e) {
+    s.manifest_error = e.what();
+    spdlog::error("the resume manifest could not be saved: {}; a re-run redoes the frames it does not record", e.what());
+  }
   s.skipped = s.total - s.ok - s.failed - s.skipped_done;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return s;

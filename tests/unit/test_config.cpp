@@ -101,6 +101,7 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.output.fsync, b.output.fsync);
   EXPECT_EQ(a.backend.kind, b.backend.kind);
   EXPECT_EQ(a.backend.device, b.backend.device);
+  EXPECT_EQ(a.backend.memory_limit_mb, b.backend.memory_limit_mb);
   EXPECT_EQ(a.run.on_error, b.run.on_error);
   EXPECT_EQ(a.live.source, b.live.source);
   EXPECT_EQ(a.live.overflow, b.live.overflow);

@@ -104,11 +104,16 @@ class MemoryBackend {
   MemoryBackend& operator=(const MemoryBackend&) = delete;
 
   BackendKind kind() const { return kind_; }
-  // Allocates `bytes` (0 gives an empty buffer and no allocation). Throws CudaError / PlatformError /
-  // std::bad_alloc with the size asked for. Thread-safe, like deallocation (frames in flight allocate
+  // Allocates `bytes` (0 gives an empty buffer and no allocation). Throws ResourceError when the
+  // memory limit or the device's memory cannot hold it, CudaError / PlatformError / std::bad_alloc
+  // otherwise, with the size asked for. Thread-safe, like deallocation (frames in flight allocate
   // from several threads).
   Buffer allocate(size_t bytes);
   AllocationStats stats() const;
+  // A cap on the bytes of all live buffers (backend.memory_limit_mb; 0 = none): what a GPU smaller
+  // than this one would hold, so running out of device memory can be exercised anywhere.
+  void set_memory_limit(size_t bytes);
+  size_t memory_limit() const;
 
   // True when masking runs on the GPU (Block::device is valid), false for the CPU loop.
   virtual bool device_executes() const = 0;
@@ -156,6 +161,7 @@ class MemoryBackend {
   BackendKind kind_;
   mutable std::mutex stats_mutex_;  // guards stats_ and the allocator hooks
   AllocationStats stats_;
+  size_t limit_ = 0;  // guarded by stats_mutex_
 };
 
 // Builds the chosen backend (from choose_backend) on its device. Throws PlatformError when the

@@ -99,6 +99,9 @@ struct OutputConfig {
 struct BackendConfig {
   BackendKind kind = BackendKind::Auto;
   int device = 0;
+  // A budget for the frame buffers the backend holds at once (all frames in flight), in MiB; 0 = none.
+  // An allocation beyond it fails that frame as running out of device memory would (ResourceError).
+  int64_t memory_limit_mb = 0;
 };
 
 struct RunConfig {

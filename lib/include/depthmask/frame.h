@@ -87,6 +87,11 @@ class FrameSlot {
   // out of bounds.
   void set_color_key(std::optional<ColorKey> key);
 
+  // Gives every backend buffer back (after waiting for the slot's stream): after a frame failed for
+  // memory (ResourceError), so what it grew does not crowd out the frames after it. The next frame
+  // allocates afresh. Never throws.
+  void release_buffers() noexcept;
+
  private:
   cv::Mat decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf,
                       BufferMatAllocator& alloc);

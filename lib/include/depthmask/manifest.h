@@ -84,7 +84,8 @@ class ResumeLog {
   std::vector<bool> plan(const std::vector<FrameEntry>& frames);
 
   // Records a frame whose outputs are all written; rewrites the manifest when the last write is about
-  // a second old. Throws OutputError when the manifest cannot be written.
+  // a second old. When that write fails (disk full, folder removed or read-only) it logs a warning and
+  // keeps the record for the next try; flush() reports the failure.
   void finished(const FrameEntry& f, std::vector<OutputFile> files);
 
   // Writes the manifest now when it changed since the last write. Throws OutputError.
@@ -98,6 +99,7 @@ class ResumeLog {
   Manifest manifest_;
   std::map<std::string, std::string> fingerprints_;  // manifest_key -> inputs, from plan()
   bool dirty_ = false;
+  bool save_failing_ = false;  // the last save failed (warned once until one succeeds)
   std::chrono::steady_clock::time_point last_save_;
 };
 

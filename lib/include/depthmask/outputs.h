@@ -31,6 +31,11 @@ class Backprojector {
 
   // After slot.run_mask(). The result stays valid until the next call.
   const cv::Mat& run(FrameSlot& slot, const Pinhole& k, float invalid);
+  // Gives the XYZ buffer back (see FrameSlot::release_buffers). Never throws.
+  void release_buffers() noexcept {
+    xyz_ = cv::Mat();
+    xyz_buf_ = Buffer();
+  }
 
  private:
   MemoryBackend* backend_;
@@ -52,6 +57,8 @@ class FrameWriter {
   // output.dir. Throws OutputError (cannot write; an output would overwrite an input), InputError
   // (PLY without usable intrinsics), CudaError.
   std::vector<OutputFile> write(const FrameEntry& f, FrameSlot& slot);
+  // Gives the writer's backend buffers back (FrameSlot::release_buffers). Never throws.
+  void release_buffers() noexcept { backprojector_.release_buffers(); }
 
  private:
   const Config* c_;

@@ -34,6 +34,9 @@ struct RunSummary {
   BackendKind backend = BackendKind::Cpu;
   std::string backend_reason;
   std::vector<FrameFailure> failures;
+  // Why the resume manifest could not be saved at the end (disk full, output folder gone ...): the
+  // frames counted ok have their outputs, but a re-run redoes those not recorded. Empty: saved.
+  std::string manifest_error;
 
   double fps() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0.0; }
 };
@@ -69,7 +72,9 @@ size_t frames_in_flight(const Config& config, const MemoryBackend& backend);
 // `stop` (optional) is polled before each frame is admitted (set it from a signal handler): frames
 // in flight finish and are recorded, frames not yet started count as skipped and the summary says
 // interrupted. Throws InputError
-// when no frame can be listed and OutputError when the output folder cannot be written at all.
+// when no frame can be listed and OutputError when the output folder cannot be written at all (at
+// the start); an output that fails later fails its frame, a manifest that cannot be saved at the end
+// sets manifest_error.
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice,
                      RunObserver* observer = nullptr, const std::atomic<bool>* stop = nullptr);
 

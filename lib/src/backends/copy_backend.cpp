@@ -2,6 +2,7 @@
 // the backend's stream. Best on discrete GPUs, where the kernel then reads HBM instead of the bus.
 #include <spdlog/spdlog.h>
 
+#include "depthmask/errors.h"
 #include "detail/backends.h"
 #include "detail/gpu_backend.h"
 #include "detail/pinned_host.h"
@@ -27,6 +28,16 @@ class CopyBackend final : public GpuBackend {
     const cudaError_t e = cudaMalloc(&b.device, bytes);
     if (e != cudaSuccess) {
       pinned_host_free(host);
+      if (e == cudaErrorMemoryAllocation) {
+        // Not sticky: this frame fails, the device (and the batch) go on, as with backend.memory_limit_mb.
+        (void)cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        const bool known = cudaMemGetInfo(&free_b, &total_b) == cudaSuccess;
+        (void)cudaGetLastError();
+        throw ResourceError("backend 'copy': out of memory: cannot allocate " + std::to_string(bytes) +
+                            " bytes for a frame buffer on " + on_device() + " (cudaMalloc: cudaErrorMemoryAllocation" +
+                            (known ? "; " + std::to_string(free_b) + " of " + std::to_string(total_b) + " bytes free)" : ")"));
+      }
       DM_CUDA(e);
     }
     return b;
