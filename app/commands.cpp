@@ -136,6 +136,9 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
               static_cast<unsigned long long>(s.captured), static_cast<unsigned long long>(s.processed),
               static_cast<unsigned long long>(s.drops_overflow), static_cast<unsigned long long>(s.failed), s.seconds,
               s.fps(), why);
+  if (s.drops_unpaired)
+    std::printf("  unpaired: %llu frame(s) dropped by the source: no partner within live.sync.tolerance_ms (%g ms)\n",
+                static_cast<unsigned long long>(s.drops_unpaired), c.live.sync.tolerance_ms);
   std::printf("  latency (capture to masked): p50 %llu us, p99 %llu us, max %llu us\n",
               static_cast<unsigned long long>(s.latency.p50_us), static_cast<unsigned long long>(s.latency.p99_us),
               static_cast<unsigned long long>(s.latency.max_us));

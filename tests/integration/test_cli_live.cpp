@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_helpers.h"
+#include "layout_fixtures.h"
 
 namespace {
 
@@ -54,6 +55,18 @@ TEST(CliLive, PrintConfigShowsTheLiveSection) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "live:"));
   EXPECT_TRUE(Contains(r.output, "tcp://127.0.0.1:5599"));
+}
+
+TEST(CliLive, TumReplayCountsTheUnpairedFrames) {
+  // The TUM fixture has an rgb frame and a depth frame without a partner within 20 ms.
+  TempDir tmp;
+  dmfix::write_tum(tmp / "seq");
+  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --set live.overflow=block --source " +
+                                               dmtest::q("replay://" + (tmp / "seq").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "4 frame(s) captured, 4 processed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "unpaired: 2 frame(s) dropped by the source")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.sync.tolerance_ms (20 ms)")) << r.output;
 }
 
 }  // namespace

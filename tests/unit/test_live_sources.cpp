@@ -5,10 +5,14 @@
 #include <opencv2/videoio/registry.hpp>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "depthmask/errors.h"
 #include "depthmask/live.h"
+#include "depthmask/live_runner.h"
 #include "depthmask/synth.h"
+#include "layout_fixtures.h"
+#include "live_support.h"
 #include "test_support.h"
 
 namespace dm = depthmask;
@@ -238,6 +242,85 @@ TEST(ReplaySource, DecodeAheadKeepsTheFixedRate) {
   EXPECT_GE(f.captured - first, std::chrono::milliseconds(178));
 }
 
+namespace {
+// The TUM fixture (4 frames, rgb 5 ms after depth; an rgb frame at .5 and a depth frame at .9 with
+// no partner), optionally without frame `drop_rgb`'s rgb line.
+fs::path tum_fixture(const fs::path& root, int drop_rgb = -1) {
+  dmfix::write_tum(root);
+  if (drop_rgb >= 0) {
+    const std::string line = dmfix::kTumFrames[static_cast<size_t>(drop_rgb)].rgb_ts + " rgb/";
+    std::ifstream in(root / "rgb.txt");
+    std::string text, l;
+    while (std::getline(in, l))
+      if (l.rfind(line, 0) != 0) text += l + "\n";
+    dmtest::write_text(root / "rgb.txt", text);
+  }
+  return root;
+}
+}  // namespace
+
+TEST(ReplaySource, TumStreamsArePairedByTimestampAndTheUnpairedCounted) {
+  dmtest::TempDir dir;
+  const fs::path root = tum_fixture(dir.path());
+  auto s = open_source("replay://" + root.string());
+  EXPECT_TRUE(Contains(s->describe(), "recorded timestamps"));
+  EXPECT_TRUE(Contains(s->describe(), "paired within 20 ms"));
+  dm::CapturedFrame f;
+  for (size_t i = 0; i < dmfix::kTumFrames.size(); ++i) {
+    ASSERT_TRUE(s->read(f)) << i;
+    const auto& t = dmfix::kTumFrames[i];
+    EXPECT_EQ(f.id, t.depth_ts);
+    EXPECT_TRUE(SameBits(f.depth, dmfix::depth16(static_cast<int>(i))));
+    EXPECT_TRUE(SameBits(f.color, dmfix::color8(static_cast<int>(i))));
+    EXPECT_TRUE(SameBits(f.mask, dmfix::mask8(static_cast<int>(i))));
+    EXPECT_EQ(s->unpaired(), 0u);
+  }
+  EXPECT_FALSE(s->read(f));
+  EXPECT_EQ(s->unpaired(), 2u);  // the rgb frame at .5 and the depth frame at .9
+}
+
+TEST(ReplaySource, TumFrameWithoutItsRgbIsDroppedWhenPlaybackPassesIt) {
+  dmtest::TempDir dir;
+  const fs::path root = tum_fixture(dir.path(), 2);
+  auto s = open_source("replay://" + root.string());
+  dm::CapturedFrame f;
+  std::vector<std::string> ids;
+  std::vector<uint64_t> unpaired;
+  while (s->read(f)) {
+    ids.push_back(f.id);
+    unpaired.push_back(s->unpaired());
+  }
+  const auto& t = dmfix::kTumFrames;
+  EXPECT_EQ(ids, (std::vector<std::string>{t[0].depth_ts, t[1].depth_ts, t[3].depth_ts}));
+  EXPECT_EQ(unpaired, (std::vector<uint64_t>{0, 0, 1}));
+  EXPECT_EQ(s->unpaired(), 3u);
+}
+
+TEST(ReplaySource, TumToleranceComesFromLiveSync) {
+  dmtest::TempDir dir;
+  const fs::path root = tum_fixture(dir.path());
+  dm::Config c;
+  c.live.sync.tolerance_ms = 4;  // rgb is 5 ms after depth: nothing pairs
+  auto s = dm::make_live_source(dm::parse_source_uri("replay://" + root.string()), c);
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->open(); });
+  EXPECT_TRUE(Contains(m, "live.sync.tolerance_ms (4 ms)"));
+}
+
+TEST(ReplaySource, TumUnpairedDropsReachTheRunnersSummary) {
+  dmtest::TempDir dir;
+  const fs::path root = tum_fixture(dir.path(), 1);
+  dm::Config c;
+  c.live.overflow = dm::Overflow::Block;
+  c.live.stats_interval = 0;
+  auto src = dm::make_live_source(dm::parse_source_uri("replay://" + root.string()), c);
+  auto backend = dmtest::cpu_backend();
+  const dm::LiveSummary s = dm::run_live(c, *backend, *src, {}, nullptr);
+  EXPECT_TRUE(s.source_ended);
+  EXPECT_EQ(s.captured, 3u);
+  EXPECT_EQ(s.processed, 3u);
+  EXPECT_EQ(s.drops_overflow, 0u);
+  EXPECT_EQ(s.drops_unpaired, 3u);
+}
 
 namespace {
 // Why the GStreamer test cannot run here, or empty when it can.

@@ -51,6 +51,9 @@ class LiveSource {
   // reuses: they hold until the next read() (a caller that keeps them longer gets them untouched only
   // where the source says so; replay does).
   virtual bool read(CapturedFrame& frame) = 0;
+  // Frames of separate streams (depth, color, mask) dropped because a partner had no frame within
+  // live.sync.tolerance_ms (StreamPairer), since the source was made; 0 for single-stream sources.
+  virtual uint64_t unpaired() const { return 0; }
   // One line for logs: what the source is.
   virtual std::string describe() const = 0;
 };

@@ -5,6 +5,13 @@
 // elsewhere (mask.per_instance is not applied live). Paced at the recorded timestamps when every frame
 // has one (TUM), at fps otherwise.
 //
+// TUM: depth.txt, rgb.txt and (when present) mask.txt are separate streams with their own
+// timestamps, replayed as a camera would deliver them: merged in time order and paired by a
+// StreamPairer within live.sync.tolerance_ms (not `run`'s offline association): a depth frame takes
+// the closest rgb (and mask) frame within the tolerance; one without is dropped, as is an rgb or mask
+// frame no depth frame takes, and counted (unpaired()) when playback passes its place. Masks without
+// mask.txt follow `run`: named like the paired rgb file in mask/, or input.mask with the depth's id.
+//
 // Decode ahead: PNG decoding is single-threaded and took ~14 ms per 640x480 frame (depth, mask,
 // color) on the H200 host, capping replay at ~72 fps. Frames are decoded by oneTBB tasks (in an arena
 // of their own) into a ring
@@ -31,6 +38,8 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
+#include "depthmask/stream_pairer.h"
+#include "layouts/readers.h"
 #include "live/pacing.h"
 #include "live/uri.h"
 
@@ -102,6 +111,74 @@ void decode_frame(const FrameEntry& f, const std::string& uri, Decoded& d) {
   else decode_file(f.color, cv::IMREAD_COLOR, "color", uri, d.bytes, d.color);
 }
 
+// A TUM sequence's frames as its streams pair live. unpaired_before[i]: frames dropped since the
+// previous frame (counted when frame i is played); unpaired_after: those after the last frame.
+struct PairedTum {
+  std::vector<FrameEntry> frames;
+  std::vector<uint64_t> unpaired_before;
+  uint64_t unpaired_after = 0;
+  std::string summary;  // for the log
+};
+
+PairedTum pair_tum(const Config& c, double tolerance_s) {
+  using layouts_detail::TumEntry;
+  const fs::path root = c.input.root.lexically_normal();
+  std::error_code ec;
+  const bool mask_pattern = c.is_explicit("input.mask");
+  const bool mask_list = !mask_pattern && fs::is_regular_file(root / "mask.txt", ec);
+  std::vector<std::vector<TumEntry>> streams{layouts_detail::read_tum_list(root / "depth.txt"),
+                                             layouts_detail::read_tum_list(root / "rgb.txt")};
+  if (mask_list) streams.push_back(layouts_detail::read_tum_list(root / "mask.txt"));
+  // Every stream's frames in one time order (a tie: depth first), as they would arrive.
+  struct Event {
+    double t;
+    int stream;
+    size_t index;
+  };
+  std::vector<Event> events;
+  for (size_t k = 0; k < streams.size(); ++k)
+    for (size_t i = 0; i < streams[k].size(); ++i) events.push_back({streams[k][i].t, static_cast<int>(k), i});
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
+
+  StreamPairer pairer(static_cast<int>(streams.size()), tolerance_s, 1024);
+  PairedTum out;
+  uint64_t counted = 0;
+  StreamPairer::Set set;
+  auto take = [&] {
+    while (pairer.pop(set)) {
+      const TumEntry& d = streams[0][set.item[0]];
+      const TumEntry& rgb = streams[1][set.item[1]];
+      FrameEntry f;
+      f.index = out.frames.size();
+      f.id = fs::path(d.file).stem().string();
+      f.depth = (root / d.file).lexically_normal();
+      layouts_detail::set_tum_color_and_mask(f, c, root, rgb, mask_list ? &streams[2][set.item[2]] : nullptr);
+      f.timestamp = d.t;
+      out.unpaired_before.push_back(pairer.unpaired() - counted);
+      counted = pairer.unpaired();
+      out.frames.push_back(std::move(f));
+    }
+  };
+  for (const Event& e : events) {
+    pairer.push(e.stream, e.t, e.index);
+    take();
+  }
+  pairer.finish();
+  take();
+  out.unpaired_after = pairer.unpaired() - counted;
+  std::ostringstream os;
+  os << "depth.txt, rgb.txt" << (mask_list ? ", mask.txt" : "") << " paired within " << tolerance_s * 1000
+     << " ms: " << out.frames.size() << " frames, unpaired: " << pairer.unpaired(0) << " depth, " << pairer.unpaired(1)
+     << " rgb";
+  if (mask_list) os << ", " << pairer.unpaired(2) << " mask";
+  out.summary = os.str();
+  DM_EXPECT(!out.frames.empty(), InputError,
+            "replay of TUM sequence '" << root.string() << "': no depth frame has an rgb"
+                                       << (mask_list ? " and a mask" : "") << " frame within live.sync.tolerance_ms ("
+                                       << tolerance_s * 1000 << " ms)");
+  return out;
+}
+
 class ReplaySource final : public LiveSource {
  public:
   ReplaySource(const SourceUri& uri, const Config& config)
@@ -123,7 +200,17 @@ class ReplaySource final : public LiveSource {
                        "' does not exist or is not a folder");
     ResolvedInput r = resolve_input(config_);
     layout_reason_ = r.reason;
-    frames_ = std::move(r.listing.frames);
+    unpaired_before_.clear();
+    unpaired_after_ = 0;
+    if (r.layout == InputLayout::Tum) {
+      PairedTum p = pair_tum(r.config, config_.live.sync.tolerance_ms / 1000.0);
+      frames_ = std::move(p.frames);
+      unpaired_before_ = std::move(p.unpaired_before);
+      unpaired_after_ = p.unpaired_after;
+      layout_reason_ += "; " + p.summary;
+    } else {
+      frames_ = std::move(r.listing.frames);
+    }
     timed_ = !frames_.empty();
     for (const auto& f : frames_) timed_ = timed_ && f.timestamp >= 0;
     spdlog::info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
@@ -133,6 +220,7 @@ class ReplaySource final : public LiveSource {
       d.error = nullptr;
     }
     scheduled_ = taken_ = 0;
+    pass_end_counted_ = false;
     sequence_ = 0;
     pacer_.restart();
     started_ = false;
@@ -140,9 +228,15 @@ class ReplaySource final : public LiveSource {
 
   bool read(CapturedFrame& frame) override {
     // Play order n is frames_[n % size]; without loop the stream ends after one pass.
-    if (frames_.empty() || (!loop_ && taken_ >= frames_.size())) return false;
+    if (frames_.empty()) return false;
+    if (!loop_ && taken_ >= frames_.size()) {
+      if (!pass_end_counted_) unpaired_ += unpaired_after_;
+      pass_end_counted_ = true;
+      return false;
+    }
     const size_t pos = static_cast<size_t>(taken_ % frames_.size());
     if (pos == 0 && taken_ > 0) {
+      unpaired_ += unpaired_after_;
       // At a fixed rate the schedule runs on across the wrap (restarting it would make the first
       // frame of every pass due at once); recorded timestamps start a new pass from now.
       started_ = false;
@@ -165,6 +259,7 @@ class ReplaySource final : public LiveSource {
     frame.color = d.color;
     frame.sequence = sequence_++;
     frame.id = f.id;
+    if (!unpaired_before_.empty()) unpaired_ += unpaired_before_[pos];
     {
       std::lock_guard<std::mutex> lock(m_);
       d.ready = false;
@@ -174,6 +269,8 @@ class ReplaySource final : public LiveSource {
     frame.captured = Clock::now();
     return true;
   }
+
+  uint64_t unpaired() const override { return unpaired_; }
 
   std::string describe() const override {
     std::ostringstream os;
@@ -242,6 +339,11 @@ class ReplaySource final : public LiveSource {
   Pacer pacer_;
   std::vector<FrameEntry> frames_;
   std::string layout_reason_;
+  // TUM: the unpaired frames before each frame and after the last (pair_tum); empty otherwise.
+  std::vector<uint64_t> unpaired_before_;
+  uint64_t unpaired_after_ = 0;
+  bool pass_end_counted_ = false;
+  uint64_t unpaired_ = 0;  // counted as playback passes them, over every pass and reopen
   bool timed_ = false;
   uint64_t sequence_ = 0;
   bool started_ = false;

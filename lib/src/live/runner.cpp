@@ -207,6 +207,7 @@ class Runner {
   LiveSummary run() {
     s_.backend = backend_.kind();
     source_.open();
+    unpaired_seen_ = source_.unpaired();
     s_.source = source_.describe();
     spdlog::info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers, to_string(backend_.kind()),
                  to_string(c_.live.overflow));
@@ -272,6 +273,7 @@ class Runner {
         st.seconds = std::chrono::duration<double>(now - last_stats).count();
         st.processed = s_.processed - last_.processed;
         st.drops_overflow = s_.drops_overflow - last_.drops_overflow;
+        st.drops_unpaired = s_.drops_unpaired - last_.drops_unpaired;
         st.failed = s_.failed - last_.failed;
         st.fps = st.seconds > 0 ? static_cast<double>(st.processed) / st.seconds : 0;
         st.latency = interval_latency_.stats();
@@ -281,8 +283,9 @@ class Runner {
         next_stats = now + interval;
         const uint64_t source_errors = s_.source_errors;
         lock.unlock();
-        spdlog::info("live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} failed, {} source error(s)",
-                     st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.failed, source_errors);
+        spdlog::info("live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} unpaired {} failed, {} source error(s)",
+                     st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.drops_unpaired, st.failed,
+                     source_errors);
         if (observer_) observer_->on_stats(st);
         lock.lock();
       }
@@ -357,9 +360,11 @@ class Runner {
           std::lock_guard<std::mutex> lock(m_);
           ++s_.source_errors;
         }
+        count_unpaired();
         if (!reconnect(e)) break;
         continue;
       }
+      count_unpaired();
       if (!got) {
         std::lock_guard<std::mutex> lock(m_);
         s_.source_ended = true;
@@ -393,6 +398,15 @@ class Runner {
     stopping_ = true;  // a limit or the source's end stops the run as the flag does
     capture_done_ = true;
     cv_.notify_all();
+  }
+
+  // The source's unpaired drops since the last look (capture thread).
+  void count_unpaired() {
+    const uint64_t n = source_.unpaired();
+    if (n == unpaired_seen_) return;
+    std::lock_guard<std::mutex> lock(m_);
+    s_.drops_unpaired += n - unpaired_seen_;
+    unpaired_seen_ = n;
   }
 
   void check_static_size(const CapturedFrame& f) const {
@@ -532,6 +546,7 @@ class Runner {
   const MaskParams tests_params_;  // the same for a mask of test results (Item::tests)
   cv::Mat static_mask_;            // live.mask.static as 255/0, or empty
   cv::Mat keep_all_;               // all 255, for frames the depth band alone decides (capture thread)
+  uint64_t unpaired_seen_ = 0;     // source_.unpaired() as last counted (capture thread)
 
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;
