@@ -69,4 +69,20 @@ TEST(CliLive, TumReplayCountsTheUnpairedFrames) {
   EXPECT_TRUE(Contains(r.output, "live.sync.tolerance_ms (20 ms)")) << r.output;
 }
 
+TEST(CliLive, InfoReportsOpenNi2) {
+  TempDir tmp;
+  const auto r = dmcli::run_in(tmp.path(), "info");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "openni2 (OpenNI2 depth cameras and .oni recordings (untested on hardware))") ||
+              Contains(r.output, "openni2 (unavailable: not built in"))
+      << r.output;
+}
+
+TEST(CliLive, OpenNi2WithoutACameraFailsNamingTheProblem) {
+  TempDir tmp;
+  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --frames 1 --source openni2://");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "no OpenNI2 device is attached") || Contains(r.output, "not built in")) << r.output;
+}
+
 }  // namespace

@@ -26,6 +26,11 @@ std::string config_error(const std::string& uri) {
   return dmtest::message_of<dm::ConfigError>([&] { dm::parse_source_uri(uri); });
 }
 
+// The ConfigError make_live_source throws for `uri`.
+std::string config_error_of_make(const std::string& uri) {
+  return dmtest::message_of<dm::ConfigError>([&] { dm::make_live_source(dm::parse_source_uri(uri), dm::Config{}); });
+}
+
 std::unique_ptr<dm::LiveSource> open_source(const std::string& uri, const dm::Config& c = {}) {
   auto s = dm::make_live_source(dm::parse_source_uri(uri), c);
   s->open();
@@ -320,6 +325,57 @@ TEST(ReplaySource, TumUnpairedDropsReachTheRunnersSummary) {
   EXPECT_EQ(s.processed, 3u);
   EXPECT_EQ(s.drops_overflow, 0u);
   EXPECT_EQ(s.drops_unpaired, 3u);
+}
+
+// openni2://: what runs without a camera (the URI, its options, the errors; `info` in the CLI tests).
+TEST(OpenNi2Source, UriPathAndOptions) {
+  const auto any = dm::parse_source_uri("openni2://");
+  EXPECT_EQ(any.scheme, "openni2");
+  EXPECT_EQ(any.path, "");
+  const auto dev = dm::parse_source_uri("openni2://1d27/0601@1/6?size=640x480&fps=30&color=1");
+  EXPECT_EQ(dev.path, "1d27/0601@1/6");
+  EXPECT_EQ(dev.query.at("size"), "640x480");
+  EXPECT_EQ(dev.query.at("color"), "1");
+  EXPECT_EQ(dm::parse_source_uri("openni2:///rec/a.oni?loop=1").path, "/rec/a.oni");
+  std::string m = config_error("openni2://?speed=2");
+  EXPECT_TRUE(Contains(m, "allowed: size, fps, color, loop"));
+  EXPECT_TRUE(Contains(config_error("openni2://?color=yes"), "color 'yes' is not 0 or 1"));
+  EXPECT_TRUE(Contains(config_error("openni2://?size=640"), "size '640'"));
+}
+
+namespace {
+bool openni2_built() {
+  for (const auto& s : dm::live_source_support())
+    if (s.scheme == "openni2") return s.available;
+  return false;
+}
+}  // namespace
+
+TEST(OpenNi2Source, WithoutOpenNi2TheSchemeSaysItIsNotBuiltIn) {
+  if (openni2_built()) GTEST_SKIP() << "this build has OpenNI2 (the other OpenNi2Source tests cover it)";
+  const std::string m = config_error_of_make("openni2://");
+  EXPECT_TRUE(Contains(m, "not built in"));
+  EXPECT_TRUE(Contains(m, "libopenni2-dev"));
+}
+
+TEST(OpenNi2Source, NoDeviceAttachedIsAnInputErrorSayingSo) {
+  if (!openni2_built()) GTEST_SKIP() << "this build has no OpenNI2 (install libopenni2-dev, DEPTHMASK_OPENNI2)";
+  auto s = dm::make_live_source(dm::parse_source_uri("openni2://"), dm::Config{});
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->open(); });
+  if (Contains(m, "cannot open the first device"))
+    GTEST_SKIP() << "an OpenNI2 device is listed here (" << m << "): this test is for machines without one";
+  EXPECT_TRUE(Contains(m, "openni2 source 'openni2://'"));
+  EXPECT_TRUE(Contains(m, "no OpenNI2 device is attached"));
+}
+
+TEST(OpenNi2Source, MissingRecordingAndLoopWithoutOneAreErrors) {
+  if (!openni2_built()) GTEST_SKIP() << "this build has no OpenNI2 (install libopenni2-dev, DEPTHMASK_OPENNI2)";
+  dmtest::TempDir dir;
+  const std::string rec = (dir.path() / "none.oni").string();
+  auto s = dm::make_live_source(dm::parse_source_uri("openni2://" + rec), dm::Config{});
+  const std::string m = dmtest::message_of<dm::InputError>([&] { s->open(); });
+  EXPECT_TRUE(Contains(m, "recording '" + rec + "' does not exist"));
+  EXPECT_TRUE(Contains(config_error_of_make("openni2://?loop=1"), "loop=1 is for a recording"));
 }
 
 namespace {

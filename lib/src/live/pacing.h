@@ -1,5 +1,5 @@
 // Internal: what the live sources share: the fixed-rate pacer and the sources that live in their own
-// files (replay.cpp), made by make_live_source.
+// files (replay.cpp, openni2.cpp), made by make_live_source.
 #pragma once
 
 #include <algorithm>
@@ -44,5 +44,7 @@ class Pacer {
 std::string padded_id(uint64_t n);
 
 std::unique_ptr<LiveSource> make_replay_source(const SourceUri& uri, const Config& config);
+// Only in builds with OpenNI2 (DEPTHMASK_HAVE_OPENNI2).
+std::unique_ptr<LiveSource> make_openni2_source(const SourceUri& uri, const Config& config);
 
 }  // namespace depthmask::live_detail

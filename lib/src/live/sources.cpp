@@ -1,8 +1,9 @@
-// The live sources behind make_live_source: synthetic://, replay://, gst:// and v4l2://.
+// The live sources behind make_live_source: synthetic://, replay://, gst://, v4l2:// and openni2://.
 //
 //   synthetic://?size=640x480&fps=30&frames=N  render_synthetic_frame(i, w, h): 16-bit mm depth, the
 //       label mask (0 background, 1..4 objects) and BGR color; endless unless frames=N.
 //   replay://DIR?fps=30&loop=0  any folder `run` reads, decoded ahead in parallel (replay.cpp).
+//   openni2://[DEVICE|FILE.oni]  OpenNI2 cameras and recordings, when built with it (openni2.cpp).
 //   gst://PIPELINE  cv::VideoCapture(PIPELINE, CAP_GSTREAMER); the caps before appsink choose the pixel
 //       type (OpenCV 4.6: GRAY16_LE gives CV_16UC1, GRAY8 CV_8UC1, BGR CV_8UC3). A CV_16UC1 image
 //       (GRAY16_LE caps) is the frame's depth, anything else its color (no mask: it comes from
@@ -189,7 +190,11 @@ std::vector<SourceSupport> live_source_support() {
       {"replay", true, "any dataset `run` reads"},
       {"gst", gst, gst ? "OpenCV's GStreamer back end" : "OpenCV was built without GStreamer"},
       {"v4l2", v4l2, v4l2 ? "OpenCV's V4L2 back end (untested on hardware)" : "OpenCV was built without V4L2"},
-      {"openni2", false, "not built in (OpenNI2 cameras: not supported yet)"},
+#if DEPTHMASK_HAVE_OPENNI2
+      {"openni2", true, "OpenNI2 depth cameras and .oni recordings (untested on hardware)"},
+#else
+      {"openni2", false, "not built in (this build has no OpenNI2: install libopenni2-dev and rebuild)"},
+#endif
   };
 }
 
@@ -198,6 +203,15 @@ std::unique_ptr<LiveSource> make_live_source(const SourceUri& uri, const Config&
   if (uri.scheme == "replay") return live_detail::make_replay_source(uri, config);
   if (uri.scheme == "gst") return std::make_unique<CaptureSource>(uri, true);
   if (uri.scheme == "v4l2") return std::make_unique<CaptureSource>(uri, false);
+  if (uri.scheme == "openni2") {
+#if DEPTHMASK_HAVE_OPENNI2
+    return live_detail::make_openni2_source(uri, config);
+#else
+    throw ConfigError("source URI '" + uri.text +
+                      "': openni2:// is not built in: this depthmask was built without OpenNI2 (install libopenni2-dev "
+                      "and rebuild; CMake option DEPTHMASK_OPENNI2)");
+#endif
+  }
   throw ConfigError("source URI '" + uri.text + "': unknown scheme '" + uri.scheme +
                     "'; known schemes: " + live_detail::known_schemes());
 }
