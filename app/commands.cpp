@@ -113,6 +113,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
   if (o.publish) flags.push_back({"live.publish", *o.publish, "--publish", true});
   if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
+  if (o.preview) flags.push_back({"live.preview", "true", "--preview", false});
   Config c = effective_config(o.config, o.sets, flags);
   // --output asks for files: every frame, unless the configuration says how often.
   if (o.output && c.live.output_every == 0 && !c.is_explicit("live.output_every")) c.live.output_every = 1;
@@ -149,6 +150,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
     std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written), c.output.dir.string().c_str());
   if (!c.live.publish.empty())
     std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published), c.live.publish.c_str());
+  if (c.live.preview) std::printf("  preview: %llu frame(s) shown\n", static_cast<unsigned long long>(s.previewed));
   return kOk;
 }
 

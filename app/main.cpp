@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   live_cmd->add_option("-o,--output", live.output,
                        "Output folder (sets output.dir; writes every frame unless live.output_every is set)");
   live_cmd->add_option("--set", live.sets, "Override a key: key.path=value (YAML value, e.g. live.buffers=8)")->take_all();
+  live_cmd->add_flag("--preview", live.preview, "Show the masked depth in a window (sets live.preview; off without a display)");
   live_cmd->add_flag("--print-config", live.print_config, "Print the effective configuration as YAML and exit");
 
   InfoOptions info;

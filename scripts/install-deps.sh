@@ -12,10 +12,10 @@ build_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libpng-dev nlohmann-json3-dev libzmq3-dev cppzmq-dev
   python3 python3-numpy
   gstreamer1.0-plugins-base gstreamer1.0-tools
-  libopenni2-dev
+  libopenni2-dev xvfb
 )
 runtime_pkgs=(
-  libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-videoio-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
+  libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-videoio-dev libopencv-highgui-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
   libzmq5 libopenni2-0
 )
 

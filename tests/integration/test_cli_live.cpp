@@ -2,6 +2,7 @@
 // live-sources), so in a build without them they fail with the placeholder's "not implemented".
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cli_helpers.h"
@@ -83,6 +84,34 @@ TEST(CliLive, OpenNi2WithoutACameraFailsNamingTheProblem) {
   const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --frames 1 --source openni2://");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "no OpenNI2 device is attached") || Contains(r.output, "not built in")) << r.output;
+}
+
+TEST(CliLive, PreviewWithoutADisplayIsOffAndTheRunGoesOn) {
+  TempDir tmp;
+  const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) + " && env -u DISPLAY -u WAYLAND_DISPLAY " +
+                                  dmtest::depthmask_cmd() +
+                                  " live --backend cpu --source 'synthetic://?size=64x48&fps=0' --frames 20 --preview "
+                                  "--set live.overflow=block");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "20 frame(s) captured, 20 processed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.preview: no display ($DISPLAY and $WAYLAND_DISPLAY are unset): the preview is off"))
+      << r.output;
+  EXPECT_TRUE(Contains(r.output, "preview: 0 frame(s) shown")) << r.output;
+}
+
+TEST(CliLive, PreviewWindowUnderXvfb) {
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "xvfb-run is not installed (package xvfb; scripts/install-deps.sh)";
+  TempDir tmp;
+  // 2 s at 30 fps: the window has time to come up and show frames.
+  const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) + " && xvfb-run -a " + dmtest::depthmask_cmd() +
+                                  " live --backend cpu --source 'synthetic://?size=160x120&fps=30' --frames 60 "
+                                  "--preview --set live.overflow=block");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "60 frame(s) captured, 60 processed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.preview: showing the masked depth")) << r.output;
+  EXPECT_FALSE(Contains(r.output, "preview: 0 frame(s) shown")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "frame(s) shown")) << r.output;
 }
 
 }  // namespace

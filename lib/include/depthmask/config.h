@@ -141,6 +141,8 @@ struct LiveConfig {
   struct Sync {
     double tolerance_ms = 20.0;
   } sync;
+  // live.preview: show the masked depth in a window (off by itself where there is no display).
+  bool preview = false;
 };
 
 struct LoggingConfig {

@@ -13,6 +13,9 @@
 // (the rule's depth range narrowed to it). A frame with its own mask and a static mask is masked by
 // one mask of test results (its mask test AND static != 0), made on the CPU before the copy; a frame
 // without a mask uses the static mask, else (depth band only) a mask that keeps everything.
+//
+// live.preview: the output stage offers frames to a preview window without ever waiting; the thread
+// that called run_live draws it between its other duties (HighGUI wants one GUI thread).
 #pragma once
 
 #include <atomic>
@@ -43,6 +46,7 @@ struct LiveSummary {
   uint64_t processed = 0;       // masked and handed to every output without error
   uint64_t written = 0;         // written to output.dir (live.output_every)
   uint64_t published = 0;       // sent on live.publish
+  uint64_t previewed = 0;       // shown in the live.preview window (0 when it is off)
   uint64_t drops_overflow = 0;  // dropped by drop_oldest: captured = processed + drops_overflow + failed
   uint64_t drops_unpaired = 0;  // dropped by the source before capture: no partner frame (LiveSource::unpaired)
   uint64_t failed = 0;          // frames whose copy, masking or writing threw

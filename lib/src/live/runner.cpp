@@ -20,6 +20,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/outputs.h"
 #include "depthmask/writers.h"
+#include "live/preview.h"
 #include "live/publisher.h"
 
 namespace depthmask {
@@ -202,6 +203,7 @@ class Runner {
       publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
       spdlog::info("live: publishing on {}", c.live.publish);
     }
+    if (c.live.preview) preview_ = std::make_unique<live_detail::Preview>(c);
   }
 
   LiveSummary run() {
@@ -221,6 +223,8 @@ class Runner {
     output.join();
     s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     s_.latency = total_latency_.stats();
+    s_.previewed = preview_ ? preview_->shown() : 0;
+    preview_.reset();  // the window closes on the thread that drew it
     if (fatal_) std::rethrow_exception(fatal_);
     return s_;
   }
@@ -257,7 +261,12 @@ class Runner {
     auto last_stats = t0_;
     std::unique_lock<std::mutex> lock(m_);
     while (!output_done_) {
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
+      cv_.wait_for(lock, std::chrono::milliseconds(preview_ && preview_->on() ? 10 : 20));
+      if (preview_) {
+        lock.unlock();
+        preview_->pump();
+        lock.lock();
+      }
       const auto now = Clock::now();
       if (!stopping_ && stop_ && stop_->load(std::memory_order_relaxed)) {
         s_.interrupted = true;
@@ -512,6 +521,7 @@ class Runner {
                                             backend_name};
             sent = publisher_->publish(pf, it->slot.out());
           }
+          if (preview_) preview_->offer(it->slot.out());  // never waits
           if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
         } catch (const std::exception& e) {
           ok = false;
@@ -551,6 +561,7 @@ class Runner {
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;
   std::unique_ptr<detail::ZmqPublisher> publisher_;
+  std::unique_ptr<live_detail::Preview> preview_;  // live.preview; null when not asked for
 
   // Guards everything below, the queues and the summary's counters.
   std::mutex m_;
