@@ -13,9 +13,8 @@
 // mask.txt follow `run`: named like the paired rgb file in mask/, or input.mask with the depth's id.
 //
 // Decode ahead: PNG decoding is single-threaded and took ~14 ms per 640x480 frame (depth, mask,
-// color) on the H200 host, capping replay at ~72 fps. Frames are decoded by oneTBB tasks (in an arena
-// of their own) into a ring
-// of decoded slots ahead of the pacing; read() takes them in order, sleeps until the frame is due and
+// color) on the H200 host, capping replay at ~72 fps. Frames are decoded by a few threads of the
+// source's own into a ring of decoded slots ahead of the pacing; read() takes them in order, sleeps until the frame is due and
 // stamps `captured` as it returns, so pacing and latency are what they were. Decoding starts at the
 // first read() (not at open()), a few frames ahead of it. The slots' images and file buffers are
 // reused frame after frame: a run of same-sized frames allocates no image memory after the first pass
@@ -24,8 +23,6 @@
 #include <opencv2/imgcodecs.hpp>
 #include <spdlog/spdlog.h>
 #include <tbb/info.h>
-#include <tbb/task_arena.h>
-#include <tbb/task_group.h>
 
 #include <condition_variable>
 #include <exception>
@@ -33,6 +30,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "depthmask/errors.h"
@@ -50,6 +48,10 @@ namespace fs = std::filesystem;
 
 // Decoding threads: the machine's, up to 8 (PNG decode of a 640x480 frame takes ~14 ms on one core,
 // so 90 fps needs 2 and 8 leave room); at least 2 so decoding overlaps the pipeline on small machines.
+// Threads of the source's own, not oneTBB tasks: a thread waiting in a parallel_for of the same arena
+// (the cpu backend's mask loop) would pick up a 14 ms decode and stall the mask stage; a separate arena
+// blocks the caller of execute() while its slots are busy and gets no worker at all where oneTBB has
+// none (one core).
 int decode_concurrency() { return std::clamp(tbb::info::default_concurrency(), 2, 8); }
 // Frames decoded ahead of read(): one per decoding thread and two to spare.
 int ahead_slots() { return decode_concurrency() + 2; }
@@ -189,7 +191,15 @@ class ReplaySource final : public LiveSource {
     if (!config_.is_explicit("input.layout")) config_.input.layout = InputLayout::Auto;
   }
 
-  ~ReplaySource() override { wait_decodes(); }
+  ~ReplaySource() override {
+    wait_decodes();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      quit_ = true;
+      cv_.notify_all();
+    }
+    for (auto& t : workers_) t.join();
+  }
 
   void open() override {
     // Decodes in flight use frames_ and the ring: let them finish before either changes.
@@ -215,11 +225,14 @@ class ReplaySource final : public LiveSource {
     for (const auto& f : frames_) timed_ = timed_ && f.timestamp >= 0;
     spdlog::info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
                  frames_.size(), layout_reason_, pacing(), ring_.size());
-    for (Decoded& d : ring_) {
-      d.ready = false;
-      d.error = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      for (Decoded& d : ring_) {
+        d.ready = false;
+        d.error = nullptr;
+      }
+      scheduled_ = started_decodes_ = taken_ = 0;
     }
-    scheduled_ = taken_ = 0;
     pass_end_counted_ = false;
     sequence_ = 0;
     pacer_.restart();
@@ -294,26 +307,42 @@ class ReplaySource final : public LiveSource {
     const uint64_t end = loop_ ? UINT64_MAX : frames_.size();
     // One slot stays with the frame read() handed out last (its images are in the caller's hands).
     const uint64_t limit = std::min<uint64_t>(end, taken_ + ring_.size() - 1);
-    for (; scheduled_ < limit; ++scheduled_) {
-      Decoded& d = ring_[static_cast<size_t>(scheduled_ % ring_.size())];
-      const FrameEntry& f = frames_[static_cast<size_t>(scheduled_ % frames_.size())];
-      arena_.execute([&] {
-        tasks_->run([this, &d, &f] {
-          try {
-            decode_frame(f, uri_.text, d);
-          } catch (...) {
-            d.error = std::current_exception();
-          }
-          std::lock_guard<std::mutex> lock(m_);
-          d.ready = true;
-          cv_.notify_all();
-        });
-      });
+    if (scheduled_ >= limit) return;
+    if (workers_.empty())
+      for (int i = 0; i < decode_concurrency(); ++i) workers_.emplace_back([this] { decode_loop(); });
+    std::lock_guard<std::mutex> lock(m_);
+    scheduled_ = limit;
+    cv_.notify_all();
+  }
+
+  // A decoding thread: takes the next frame scheduled and not yet started, decodes it into its slot.
+  void decode_loop() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [this] { return quit_ || started_decodes_ < scheduled_; });
+      if (quit_) return;
+      const uint64_t n = started_decodes_++;
+      ++in_flight_;
+      Decoded& d = ring_[static_cast<size_t>(n % ring_.size())];
+      const FrameEntry& f = frames_[static_cast<size_t>(n % frames_.size())];
+      lock.unlock();
+      try {
+        decode_frame(f, uri_.text, d);
+      } catch (...) {
+        d.error = std::current_exception();
+      }
+      lock.lock();
+      d.ready = true;
+      --in_flight_;
+      cv_.notify_all();
     }
   }
 
+  // Drops the decodes not started yet and waits for those running (frames_ and the ring may change).
   void wait_decodes() {
-    arena_.execute([this] { tasks_->wait(); });
+    std::unique_lock<std::mutex> lock(m_);
+    scheduled_ = started_decodes_;
+    cv_.wait(lock, [this] { return in_flight_ == 0; });
   }
 
   void wait_for(const FrameEntry& f) {
@@ -350,18 +379,15 @@ class ReplaySource final : public LiveSource {
   Clock::time_point start_{};
   double t0_ = 0;
 
-  // Decode ahead: frame n of the play order goes to ring_[n % size]; scheduled_ frames were handed to
-  // a task, taken_ were handed out by read().
+  // Decode ahead: frame n of the play order goes to ring_[n % size]. Frames below scheduled_ may be
+  // decoded, below started_decodes_ a thread took them, below taken_ read() handed them out.
   std::vector<Decoded> ring_;
-  uint64_t scheduled_ = 0, taken_ = 0;
-  std::mutex m_;  // guards Decoded::ready
+  uint64_t scheduled_ = 0, started_decodes_ = 0, taken_ = 0;
+  int in_flight_ = 0;  // decodes running
+  bool quit_ = false;
+  std::mutex m_;  // guards the counters above but taken_, and Decoded::ready
   std::condition_variable cv_;
-  // Decoding runs in an arena of its own: a thread waiting in another arena's parallel_for (the cpu
-  // backend's mask loop) would otherwise pick up a 14 ms decode task and stall the mask stage. No slot
-  // is reserved for the calling thread, which only hands tasks in.
-  tbb::task_arena arena_{decode_concurrency(), 0};
-  // Last: destroyed (after waiting) before what its tasks use. Held by pointer: ~task_group may throw.
-  std::unique_ptr<tbb::task_group> tasks_ = std::make_unique<tbb::task_group>();
+  std::vector<std::thread> workers_;  // started at the first read()
 };
 
 }  // namespace
