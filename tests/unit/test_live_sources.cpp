@@ -365,7 +365,8 @@ TEST(OpenNi2Source, NoDeviceAttachedIsAnInputErrorSayingSo) {
   if (Contains(m, "cannot open the first device"))
     GTEST_SKIP() << "an OpenNI2 device is listed here (" << m << "): this test is for machines without one";
   EXPECT_TRUE(Contains(m, "openni2 source 'openni2://'"));
-  EXPECT_TRUE(Contains(m, "no OpenNI2 device is attached"));
+  // Where OpenNI2's drivers or its OpenNI.ini are missing (a copied bundle) it cannot even start.
+  EXPECT_TRUE(Contains(m, "no OpenNI2 device is attached") || Contains(m, "OpenNI2 does not start")) << m;
 }
 
 TEST(OpenNi2Source, MissingRecordingAndLoopWithoutOneAreErrors) {
