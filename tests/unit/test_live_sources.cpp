@@ -5,6 +5,7 @@
 #include <opencv2/videoio/registry.hpp>
 
 #include <cstdlib>
+#include <atomic>
 #include <fstream>
 
 #include "depthmask/errors.h"
@@ -221,6 +222,50 @@ TEST(ReplaySource, DecodeAheadKeepsTheOrderOverManyLoopedPasses) {
     EXPECT_TRUE(SameBits(f.mask, want.mask)) << "frame " << i;
     EXPECT_TRUE(SameBits(f.color, want.color)) << "frame " << i;
   }
+}
+
+namespace {
+// OpenCV's own allocator, counting the image buffers it hands out.
+class CountingAllocator : public cv::MatAllocator {
+ public:
+  mutable std::atomic<int> count{0};
+  cv::UMatData* allocate(int dims, const int* sizes, int type, void* data, size_t* step, cv::AccessFlag flags,
+                         cv::UMatUsageFlags usage) const override {
+    if (!data) ++count;
+    return std_->allocate(dims, sizes, type, data, step, flags, usage);
+  }
+  bool allocate(cv::UMatData* u, cv::AccessFlag flags, cv::UMatUsageFlags usage) const override {
+    return std_->allocate(u, flags, usage);
+  }
+  void deallocate(cv::UMatData* u) const override { std_->deallocate(u); }
+
+ private:
+  cv::MatAllocator* std_ = cv::Mat::getStdAllocator();
+};
+}  // namespace
+
+TEST(ReplaySource, SteadyStateDecodesIntoTheRingsImages) {
+  // One CapturedFrame read again and again (as the runner does): after the first pass through the
+  // ring, frames are decoded into its images; no image memory is allocated per frame.
+  dmtest::TempDir dir;
+  dm::write_synthetic_dataset(dir.path(), 3, 24, 16);
+  // Static: images it made may outlive the test (OpenCV's caches) and name it when freed.
+  static CountingAllocator counting;
+  counting.count = 0;
+  cv::MatAllocator* const before = cv::Mat::getDefaultAllocator();
+  cv::Mat::setDefaultAllocator(&counting);
+  int warm = 0, steady = 0;
+  {
+    auto s = open_source("replay://" + dir.path().string() + "?fps=0&loop=1");
+    dm::CapturedFrame f;
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(s->read(f));
+    warm = counting.count.exchange(0);
+    for (int i = 0; i < 60; ++i) ASSERT_TRUE(s->read(f));
+    steady = counting.count.load();
+  }
+  cv::Mat::setDefaultAllocator(before);
+  EXPECT_GT(warm, 0);  // the ring's images were made while warming up
+  EXPECT_EQ(steady, 0) << "image buffers allocated over 60 frames in steady state";
 }
 
 TEST(ReplaySource, FramesKeptByTheCallerAreNotOverwritten) {
