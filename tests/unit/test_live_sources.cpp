@@ -287,9 +287,9 @@ TEST(ReplaySource, DecodeAheadKeepsTheFixedRate) {
   ASSERT_TRUE(s->read(f));
   const auto first = f.captured;
   for (int i = 1; i < 10; ++i) ASSERT_TRUE(s->read(f));
-  // Released at 50 fps (9 periods of 20 ms), not as fast as they were decoded. (Single gaps vary with
-  // the machine's load: a late wake-up shortens the next gap, the schedule does not move.)
-  EXPECT_GE(f.captured - first, std::chrono::milliseconds(178));
+  // Released at 50 fps (9 periods of 20 ms), not as fast as they were decoded (a few ms). Single gaps
+  // vary with the machine's load: a late wake-up (the first frame's too) shortens the next gap.
+  EXPECT_GE(f.captured - first, std::chrono::milliseconds(160));
 }
 
 namespace {
