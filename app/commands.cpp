@@ -122,6 +122,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
   if (o.publish) flags.push_back({"live.publish", *o.publish, "--publish", true});
   if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
+  if (o.preview) flags.push_back({"live.preview", "true", "--preview", false});
   Config c = effective_config(o.config, o.sets, flags);
   // --output asks for files: every frame, unless the configuration says how often.
   if (o.output && c.live.output_every == 0 && !c.is_explicit("live.output_every")) c.live.output_every = 1;
@@ -145,6 +146,9 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
               static_cast<unsigned long long>(s.captured), static_cast<unsigned long long>(s.processed),
               static_cast<unsigned long long>(s.drops_overflow), static_cast<unsigned long long>(s.failed), s.seconds,
               s.fps(), why);
+  if (s.drops_unpaired)
+    std::printf("  unpaired: %llu frame(s) dropped by the source: no partner within live.sync.tolerance_ms (%g ms)\n",
+                static_cast<unsigned long long>(s.drops_unpaired), c.live.sync.tolerance_ms);
   std::printf("  latency (capture to masked): p50 %llu us, p99 %llu us, max %llu us\n",
               static_cast<unsigned long long>(s.latency.p50_us), static_cast<unsigned long long>(s.latency.p99_us),
               static_cast<unsigned long long>(s.latency.max_us));
@@ -155,6 +159,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
     std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written), c.output.dir.string().c_str());
   if (!c.live.publish.empty())
     std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published), c.live.publish.c_str());
+  if (c.live.preview) std::printf("  preview: %llu frame(s) shown\n", static_cast<unsigned long long>(s.previewed));
   return kOk;
 }
 

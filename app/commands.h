@@ -28,6 +28,7 @@ struct LiveOptions {
   std::optional<double> duration;
   std::vector<std::string> sets;
   bool print_config = false;
+  bool preview = false;
 };
 // SIGINT/SIGTERM (`stop`) end the run: frames in flight finish, the summary prints, exit 0.
 int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop);

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   auto* live_cmd = cli.add_subcommand("live", "Mask frames from a live source (camera, replay, synthetic) with bounded latency");
   live_cmd->add_option("-c,--config", live.config, "YAML configuration file")->check(CLI::ExistingFile);
   live_cmd->add_option("--source", live.source,
-                       "Source URI: synthetic://?size=WxH&fps=N, replay://FOLDER, gst://PIPELINE, v4l2:///dev/videoN (sets live.source)");
+                       "Source URI: synthetic://?size=WxH&fps=N, replay://FOLDER, gst://PIPELINE, v4l2:///dev/videoN, openni2://[DEVICE|FILE.oni] (sets live.source)");
   live_cmd->add_option("-b,--backend", live.backend, "auto | copy | zero_copy | managed | cpu (sets backend.kind)");
   live_cmd->add_option("--frames", live.frames, "Stop after this many captured frames");
   live_cmd->add_option("--duration", live.duration, "Stop after this many seconds")->check(CLI::PositiveNumber);
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   live_cmd->add_option("-o,--output", live.output,
                        "Output folder (sets output.dir; writes every frame unless live.output_every is set)");
   live_cmd->add_option("--set", live.sets, "Override a key: key.path=value (YAML value, e.g. live.buffers=8)")->take_all();
+  live_cmd->add_flag("--preview", live.preview, "Show the masked depth in a window (sets live.preview; off without a display)");
   live_cmd->add_flag("--print-config", live.print_config, "Print the effective configuration as YAML and exit");
 
   InfoOptions info;

@@ -476,7 +476,7 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
       });
     } else if (section == "live") {
-      r.each("live", s, {"source", "overflow", "buffers", "output_every", "publish", "stats_interval", "reconnect_max", "mask"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("live", s, {"source", "overflow", "buffers", "output_every", "publish", "stats_interval", "reconnect_max", "mask", "sync", "preview"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "source") {
           c.live.source = r.str(full, v);
           if (c.live.source.find("://") == std::string::npos)
@@ -514,6 +514,15 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
             if (!(lo < hi)) r.fail(mfull, mv, "expected min < max metres, got [" + mv[0].Scalar() + ", " + mv[1].Scalar() + "]");
             c.live.mask.depth_band = LiveMaskConfig::DepthBand{lo, hi};
           });
+        } else if (k == "sync") {
+          if (v.IsNull()) return;
+          r.each(full, v, {"tolerance_ms"}, [&](const std::string&, const std::string& sfull, const YAML::Node& sv) {
+            c.live.sync.tolerance_ms = r.finite_number(sfull, sv);
+            if (c.live.sync.tolerance_ms < 0 || c.live.sync.tolerance_ms > 10000)
+              r.fail(sfull, sv, "expected milliseconds in [0, 10000] (how far apart paired frames' timestamps may be), got " + sv.Scalar());
+          });
+        } else if (k == "preview") {
+          c.live.preview = r.boolean(full, v);
         } else {
           c.live.reconnect_max = r.finite_number(full, v);
           if (c.live.reconnect_max < 0.1 || c.live.reconnect_max > 3600)
@@ -744,6 +753,10 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "publish" << YAML::Value << YAML::DoubleQuoted << c.live.publish;
   e << YAML::Key << "stats_interval" << YAML::Value; emit_number(e, c.live.stats_interval);
   e << YAML::Key << "reconnect_max" << YAML::Value; emit_number(e, c.live.reconnect_max);
+  e << YAML::Key << "sync" << YAML::Value << YAML::BeginMap << YAML::Key << "tolerance_ms" << YAML::Value;
+  emit_number(e, c.live.sync.tolerance_ms);
+  e << YAML::EndMap;
+  e << YAML::Key << "preview" << YAML::Value << c.live.preview;
   e << YAML::Key << "mask" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "static" << YAML::Value;
   if (c.live.mask.static_file.empty()) e << YAML::Null;

@@ -2,9 +2,11 @@
 // live-sources), so in a build without them they fail with the placeholder's "not implemented".
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cli_helpers.h"
+#include "layout_fixtures.h"
 
 namespace {
 
@@ -54,6 +56,64 @@ TEST(CliLive, PrintConfigShowsTheLiveSection) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "live:"));
   EXPECT_TRUE(Contains(r.output, "tcp://127.0.0.1:5599"));
+}
+
+TEST(CliLive, TumReplayCountsTheUnpairedFrames) {
+  // The TUM fixture has an rgb frame and a depth frame without a partner within 20 ms.
+  TempDir tmp;
+  dmfix::write_tum(tmp / "seq");
+  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --set live.overflow=block --source " +
+                                               dmtest::q("replay://" + (tmp / "seq").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "4 frame(s) captured, 4 processed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "unpaired: 2 frame(s) dropped by the source")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.sync.tolerance_ms (20 ms)")) << r.output;
+}
+
+TEST(CliLive, InfoReportsOpenNi2) {
+  TempDir tmp;
+  const auto r = dmcli::run_in(tmp.path(), "info");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "openni2 (OpenNI2 depth cameras and .oni recordings (untested on hardware))") ||
+              Contains(r.output, "openni2 (unavailable: not built in"))
+      << r.output;
+}
+
+TEST(CliLive, OpenNi2WithoutACameraFailsNamingTheProblem) {
+  TempDir tmp;
+  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --frames 1 --source openni2://");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "no OpenNI2 device is attached") || Contains(r.output, "OpenNI2 does not start") ||
+              Contains(r.output, "not built in"))
+      << r.output;
+}
+
+TEST(CliLive, PreviewWithoutADisplayIsOffAndTheRunGoesOn) {
+  TempDir tmp;
+  const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) + " && env -u DISPLAY -u WAYLAND_DISPLAY " +
+                                  dmtest::depthmask_cmd() +
+                                  " live --backend cpu --source 'synthetic://?size=64x48&fps=0' --frames 20 --preview "
+                                  "--set live.overflow=block");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "20 frame(s) captured, 20 processed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.preview: no display ($DISPLAY and $WAYLAND_DISPLAY are unset): the preview is off"))
+      << r.output;
+  EXPECT_TRUE(Contains(r.output, "preview: 0 frame(s) shown")) << r.output;
+}
+
+TEST(CliLive, PreviewWindowUnderXvfb) {
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "xvfb-run is not installed (package xvfb; scripts/install-deps.sh)";
+  TempDir tmp;
+  // 2 s at 30 fps: the window has time to come up and show frames.
+  const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) + " && xvfb-run -a " + dmtest::depthmask_cmd() +
+                                  " live --backend cpu --source 'synthetic://?size=160x120&fps=30' --frames 60 "
+                                  "--preview --set live.overflow=block");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "60 frame(s) captured, 60 processed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.preview: showing the masked depth")) << r.output;
+  EXPECT_FALSE(Contains(r.output, "preview: 0 frame(s) shown")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "frame(s) shown")) << r.output;
 }
 
 }  // namespace

@@ -110,6 +110,8 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.live.publish, b.live.publish);
   EXPECT_EQ(a.live.stats_interval, b.live.stats_interval);
   EXPECT_EQ(a.live.reconnect_max, b.live.reconnect_max);
+  EXPECT_EQ(a.live.sync.tolerance_ms, b.live.sync.tolerance_ms);
+  EXPECT_EQ(a.live.preview, b.live.preview);
   EXPECT_EQ(a.logging.level, b.logging.level);
   EXPECT_EQ(a.registration.mode, b.registration.mode);
   EXPECT_EQ(a.registration.depth_distortion.model, b.registration.depth_distortion.model);
@@ -858,6 +860,24 @@ live:
   EXPECT_EQ(c.live.reconnect_max, 2.5);
   EXPECT_TRUE(c.is_explicit("live.overflow"));
   expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
+}
+
+TEST_F(ConfigFile, LiveSyncAndPreview) {
+  const Config d = load_config(std::nullopt, {}, tmp_.path());
+  EXPECT_EQ(d.live.sync.tolerance_ms, 20.0);
+  EXPECT_FALSE(d.live.preview);
+  const Config c = load_config(write("live:\n  sync:\n    tolerance_ms: 7.5\n  preview: true\n"), {}, tmp_.path());
+  EXPECT_EQ(c.live.sync.tolerance_ms, 7.5);
+  EXPECT_TRUE(c.live.preview);
+  expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
+  EXPECT_EQ(load_config(std::nullopt, sets({"live.sync.tolerance_ms=0"}), tmp_.path()).live.sync.tolerance_ms, 0.0);
+  std::string m = error_of_sets({"live.sync.tolerance_ms=-1"});
+  EXPECT_TRUE(Contains(m, "live.sync.tolerance_ms"));
+  EXPECT_TRUE(Contains(m, "[0, 10000]"));
+  m = error_of_file("live:\n  sync:\n    tolerance: 5\n");
+  EXPECT_TRUE(Contains(m, "live.sync.tolerance"));
+  EXPECT_TRUE(Contains(m, "tolerance_ms"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.preview=maybe"}), "live.preview"));
 }
 
 TEST_F(ConfigFile, LiveErrorsNameTheKeyAndTheAllowedValues) {

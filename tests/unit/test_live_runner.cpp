@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -330,3 +331,21 @@ TEST(LiveRunner, PublishOnAnEndpointThatCannotBeBoundIsAnOutputError) {
 }
 
 }  // namespace
+
+TEST(LiveRunner, PreviewWithAnUnreachableDisplayIsOffAndEveryFrameIsProcessed) {
+  // HighGUI would end the process on a display it cannot reach: the runner must ask first.
+  const char* old = std::getenv("DISPLAY");
+  const std::string saved = old ? old : "";
+  ::setenv("DISPLAY", "127.0.0.1:59999", 1);
+  dm::Config c = live_config(dm::Overflow::Block, 3);
+  c.live.preview = true;
+  auto backend = dmtest::cpu_backend();
+  FakeSource src(kW, kH, 12);
+  Recorder rec;
+  const dm::LiveSummary s = dm::run_live(c, *backend, src, {}, nullptr, &rec);
+  if (old) ::setenv("DISPLAY", saved.c_str(), 1);
+  else ::unsetenv("DISPLAY");
+  EXPECT_EQ(s.processed, 12u);
+  EXPECT_EQ(s.previewed, 0u);
+  expect_gold(c, rec.outputs);
+}

@@ -148,6 +148,14 @@ struct LiveConfig {
   double stats_interval = 5.0;  // seconds between stats log lines; 0 = none
   double reconnect_max = 5.0;   // seconds: the cap of the reconnect back-off (0.1 s doubling)
   LiveMaskConfig mask;
+  // live.sync: separate streams (depth, color, a mask stream) with their own timestamps are paired
+  // within tolerance_ms (StreamPairer); a frame without its partners is dropped as unpaired. 20 ms:
+  // TUM's associate.py default (input.max_time_diff), under a 30 Hz frame period's 33 ms.
+  struct Sync {
+    double tolerance_ms = 20.0;
+  } sync;
+  // live.preview: show the masked depth in a window (off by itself where there is no display).
+  bool preview = false;
 };
 
 struct LoggingConfig {

@@ -47,8 +47,13 @@ class LiveSource {
   virtual void open() = 0;
   // Waits for the next frame (a source paces itself: fps, recorded timestamps, the camera). Returns
   // false at the end of a finite stream (replay without loop). Throws InputError on a failure the
-  // runner treats as a disconnect (it reopens with back-off).
+  // runner treats as a disconnect (it reopens with back-off). The images may share memory the source
+  // reuses: they hold until the next read() (a caller that keeps them longer gets them untouched only
+  // where the source says so; replay does).
   virtual bool read(CapturedFrame& frame) = 0;
+  // Frames of separate streams (depth, color, mask) dropped because a partner had no frame within
+  // live.sync.tolerance_ms (StreamPairer), since the source was made; 0 for single-stream sources.
+  virtual uint64_t unpaired() const { return 0; }
   // One line for logs: what the source is.
   virtual std::string describe() const = 0;
 };

@@ -16,6 +16,9 @@
 // everything. A colour key (an HSV range on the frame's colour, color_key.h) is evaluated by the frame
 // slot on the backend — the GPU kernel for GPU backends, the CPU loop for cpu — AND-ed with that mask
 // test before masking (FrameSlot::set_color_key).
+//
+// live.preview: the output stage offers frames to a preview window without ever waiting; the thread
+// that called run_live draws it between its other duties (HighGUI wants one GUI thread).
 #pragma once
 
 #include <atomic>
@@ -46,7 +49,9 @@ struct LiveSummary {
   uint64_t processed = 0;       // masked and handed to every output without error
   uint64_t written = 0;         // written to output.dir (live.output_every)
   uint64_t published = 0;       // sent on live.publish
+  uint64_t previewed = 0;       // shown in the live.preview window (0 when it is off)
   uint64_t drops_overflow = 0;  // dropped by drop_oldest: captured = processed + drops_overflow + failed
+  uint64_t drops_unpaired = 0;  // dropped by the source before capture: no partner frame (LiveSource::unpaired)
   uint64_t failed = 0;          // frames whose copy, masking or writing threw
   uint64_t source_errors = 0;   // read() or a reopen threw
   uint64_t reconnects = 0;      // successful reopens after a failure
@@ -63,7 +68,7 @@ struct LiveSummary {
 // One interval's figures, as logged every live.stats_interval seconds.
 struct LiveStats {
   double seconds = 0;  // the interval's length
-  uint64_t processed = 0, drops_overflow = 0, failed = 0;
+  uint64_t processed = 0, drops_overflow = 0, drops_unpaired = 0, failed = 0;
   double fps = 0;
   LatencyStats latency;
 };

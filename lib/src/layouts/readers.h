@@ -17,6 +17,20 @@ namespace depthmask::layouts_detail {
 void resolve_bop(ResolvedInput& r);
 void resolve_tum(ResolvedInput& r);
 
+// One line of a TUM list (rgb.txt, depth.txt, mask.txt): "timestamp filename", the file relative to
+// the sequence folder.
+struct TumEntry {
+  double t = 0;
+  std::string file;
+  int line = 0;
+};
+// The list's entries in file order (timestamps increase). Throws InputError naming the file and line.
+std::vector<TumEntry> read_tum_list(const std::filesystem::path& file);
+// A TUM frame's color (when the file exists) and mask paths: the mask is input.mask with the frame's
+// id when the user set it, else the mask.txt entry `listed_mask`, else mask/<the rgb file's name>.
+void set_tum_color_and_mask(FrameEntry& f, const Config& c, const std::filesystem::path& root, const TumEntry& rgb,
+                            const TumEntry* listed_mask);
+
 inline bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 inline bool ends_with(const std::string& s, const std::string& p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;

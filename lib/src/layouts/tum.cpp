@@ -29,15 +29,7 @@ namespace fs = std::filesystem;
 
 namespace depthmask::layouts_detail {
 
-namespace {
-
-struct TumEntry {
-  double t = 0;
-  std::string file;  // relative to the sequence folder
-  int line = 0;
-};
-
-std::vector<TumEntry> read_list(const fs::path& file) {
+std::vector<TumEntry> read_tum_list(const fs::path& file) {
   std::ifstream in(file);
   DM_EXPECT(in, InputError, "cannot read TUM list '" << file.string() << "': no such file or not readable");
   std::vector<TumEntry> out;
@@ -72,6 +64,21 @@ std::vector<TumEntry> read_list(const fs::path& file) {
   DM_EXPECT(!out.empty(), InputError, "TUM list '" << file.string() << "' lists no images");
   return out;
 }
+
+void set_tum_color_and_mask(FrameEntry& f, const Config& c, const fs::path& root, const TumEntry& rgb,
+                            const TumEntry* listed_mask) {
+  std::error_code ec;
+  const fs::path color = (root / rgb.file).lexically_normal();
+  if (fs::exists(color, ec)) f.color = color;
+  if (c.is_explicit("input.mask"))
+    f.mask = (root / substitute_id(c.input.mask, f.id)).lexically_normal();
+  else if (listed_mask)
+    f.mask = (root / listed_mask->file).lexically_normal();
+  else
+    f.mask = (root / "mask" / fs::path(rgb.file).filename()).lexically_normal();
+}
+
+namespace {
 
 // associate.py: for each a, the b it is paired with (or npos). Pairs within max_diff, closest first,
 // each element used once. Both lists are sorted by time.
@@ -120,8 +127,8 @@ void resolve_tum(ResolvedInput& r) {
                               << "' (a TUM RGB-D sequence has rgb.txt and depth.txt)");
   layout_default(r, "depth.scale", e.depth.scale, 1.0 / 5000.0);
 
-  const std::vector<TumEntry> depth = read_list(root / "depth.txt");
-  const std::vector<TumEntry> rgb = read_list(root / "rgb.txt");
+  const std::vector<TumEntry> depth = read_tum_list(root / "depth.txt");
+  const std::vector<TumEntry> rgb = read_tum_list(root / "rgb.txt");
   const double max_diff = e.input.max_time_diff;
   const std::vector<size_t> to_rgb = associate(times(depth), times(rgb), max_diff);
 
@@ -143,7 +150,7 @@ void resolve_tum(ResolvedInput& r) {
   std::vector<TumEntry> masks;
   std::vector<size_t> to_mask;
   if (use_mask_list) {
-    masks = read_list(mask_list);
+    masks = read_tum_list(mask_list);
     std::vector<double> frame_rgb_t;
     for (size_t i : frame_depth) frame_rgb_t.push_back(rgb[to_rgb[i]].t);
     to_mask = associate(frame_rgb_t, times(masks), max_diff);
@@ -169,14 +176,7 @@ void resolve_tum(ResolvedInput& r) {
               "TUM list '" << (root / "depth.txt").string() << "' line " << d.line << ": a second depth image named '"
                            << f.id << "'; expected unique file names (they name the outputs)");
     f.depth = (root / d.file).lexically_normal();
-    const fs::path color = (root / c.file).lexically_normal();
-    if (fs::exists(color, ec)) f.color = color;
-    if (mask_pattern)
-      f.mask = (root / substitute_id(e.input.mask, f.id)).lexically_normal();
-    else if (use_mask_list)
-      f.mask = (root / masks[to_mask[k]].file).lexically_normal();
-    else
-      f.mask = (root / "mask" / fs::path(c.file).filename()).lexically_normal();
+    set_tum_color_and_mask(f, e, root, c, use_mask_list ? &masks[to_mask[k]] : nullptr);
     f.timestamp = d.t;
     r.listing.frames.push_back(std::move(f));
   }

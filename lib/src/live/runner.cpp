@@ -20,6 +20,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/outputs.h"
 #include "depthmask/writers.h"
+#include "live/preview.h"
 #include "live/publisher.h"
 
 namespace depthmask {
@@ -220,11 +221,13 @@ class Runner {
       publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
       spdlog::info("live: publishing on {}", c.live.publish);
     }
+    if (c.live.preview) preview_ = std::make_unique<live_detail::Preview>(c);
   }
 
   LiveSummary run() {
     s_.backend = backend_.kind();
     source_.open();
+    unpaired_seen_ = source_.unpaired();
     s_.source = source_.describe();
     spdlog::info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers, to_string(backend_.kind()),
                  to_string(c_.live.overflow));
@@ -238,6 +241,8 @@ class Runner {
     output.join();
     s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     s_.latency = total_latency_.stats();
+    s_.previewed = preview_ ? preview_->shown() : 0;
+    preview_.reset();  // the window closes on the thread that drew it
     if (fatal_) std::rethrow_exception(fatal_);
     return s_;
   }
@@ -274,7 +279,12 @@ class Runner {
     auto last_stats = t0_;
     std::unique_lock<std::mutex> lock(m_);
     while (!output_done_) {
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
+      cv_.wait_for(lock, std::chrono::milliseconds(preview_ && preview_->on() ? 10 : 20));
+      if (preview_) {
+        lock.unlock();
+        preview_->pump();
+        lock.lock();
+      }
       const auto now = Clock::now();
       if (!stopping_ && stop_ && stop_->load(std::memory_order_relaxed)) {
         s_.interrupted = true;
@@ -290,6 +300,7 @@ class Runner {
         st.seconds = std::chrono::duration<double>(now - last_stats).count();
         st.processed = s_.processed - last_.processed;
         st.drops_overflow = s_.drops_overflow - last_.drops_overflow;
+        st.drops_unpaired = s_.drops_unpaired - last_.drops_unpaired;
         st.failed = s_.failed - last_.failed;
         st.fps = st.seconds > 0 ? static_cast<double>(st.processed) / st.seconds : 0;
         st.latency = interval_latency_.stats();
@@ -299,8 +310,9 @@ class Runner {
         next_stats = now + interval;
         const uint64_t source_errors = s_.source_errors;
         lock.unlock();
-        spdlog::info("live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} failed, {} source error(s)",
-                     st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.failed, source_errors);
+        spdlog::info("live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} unpaired {} failed, {} source error(s)",
+                     st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.drops_unpaired, st.failed,
+                     source_errors);
         if (observer_) observer_->on_stats(st);
         lock.lock();
       }
@@ -375,9 +387,11 @@ class Runner {
           std::lock_guard<std::mutex> lock(m_);
           ++s_.source_errors;
         }
+        count_unpaired();
         if (!reconnect(e)) break;
         continue;
       }
+      count_unpaired();
       if (!got) {
         std::lock_guard<std::mutex> lock(m_);
         s_.source_ended = true;
@@ -412,6 +426,15 @@ class Runner {
     stopping_ = true;  // a limit or the source's end stops the run as the flag does
     capture_done_ = true;
     cv_.notify_all();
+  }
+
+  // The source's unpaired drops since the last look (capture thread).
+  void count_unpaired() {
+    const uint64_t n = source_.unpaired();
+    if (n == unpaired_seen_) return;
+    std::lock_guard<std::mutex> lock(m_);
+    s_.drops_unpaired += n - unpaired_seen_;
+    unpaired_seen_ = n;
   }
 
   void check_static_size(const CapturedFrame& f) const {
@@ -536,6 +559,7 @@ class Runner {
                                             backend_name};
             sent = publisher_->publish(pf, it->slot.out());
           }
+          if (preview_) preview_->offer(it->slot.out());  // never waits
           if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
         } catch (const std::exception& e) {
           ok = false;
@@ -570,10 +594,12 @@ class Runner {
   const MaskParams tests_params_;  // the same for a mask of test results (Item::tests)
   cv::Mat static_mask_;            // live.mask.static as 255/0, or empty
   cv::Mat keep_all_;               // all 255, for frames the depth band alone decides (capture thread)
+  uint64_t unpaired_seen_ = 0;     // source_.unpaired() as last counted (capture thread)
 
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;
   std::unique_ptr<detail::ZmqPublisher> publisher_;
+  std::unique_ptr<live_detail::Preview> preview_;  // live.preview; null when not asked for
 
   // Guards everything below, the queues and the summary's counters.
   std::mutex m_;

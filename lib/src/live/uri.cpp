@@ -28,6 +28,7 @@ const std::vector<SchemeRule>& rules() {
       {"replay", true, true, true, {"fps", "loop"}},
       {"gst", true, true, false, {}},
       {"v4l2", true, true, true, {"size", "fps"}},
+      {"openni2", false, true, true, {"size", "fps", "color", "loop"}},
   };
   return r;
 }
@@ -84,8 +85,8 @@ void check_value(const std::string& uri, const std::string& key, const std::stri
   } else if (key == "frames") {
     long long n = 0;
     if (!parse_int(value, n) || n < 1) fail(uri, "frames '" + value + "' is not a whole number >= 1");
-  } else if (key == "loop") {
-    if (value != "0" && value != "1") fail(uri, "loop '" + value + "' is not 0 or 1");
+  } else if (key == "loop" || key == "color") {
+    if (value != "0" && value != "1") fail(uri, key + " '" + value + "' is not 0 or 1");
   }
 }
 
