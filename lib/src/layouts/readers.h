@@ -17,6 +17,29 @@ namespace depthmask::layouts_detail {
 void resolve_bop(ResolvedInput& r);
 void resolve_tum(ResolvedInput& r);
 
+// Index files read from their text (`file` names them in messages), one code path with the resolvers
+// (fuzz/ calls these on memory).
+// TUM rgb.txt / depth.txt / mask.txt: "timestamp filename" lines, increasing timestamps.
+struct TumEntry {
+  double t = 0;
+  std::string file;  // relative to the sequence folder
+  int line = 0;
+};
+std::vector<TumEntry> parse_tum_list(const std::string& text, const std::filesystem::path& file,
+                                     bool allow_outside_root);
+// BOP scene_camera.json: per image id its K and (millimetres per raw unit) depth_scale.
+struct BopCamera {
+  long im_id = 0;
+  Intrinsics k;
+  std::optional<double> depth_scale;  // millimetres per raw unit, as in the file
+};
+std::vector<BopCamera> parse_scene_camera(const std::string& text, const std::filesystem::path& file, bool need_scale);
+
+// A path an index file names must stay inside the dataset folder (input.allow_paths_outside_root
+// lifts this): throws InputError "<where>: '<path>' ..." for an absolute path or one whose `..`
+// components climb above the folder.
+void check_inside_root(const std::string& path, const std::string& where);
+
 inline bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 inline bool ends_with(const std::string& s, const std::string& p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;

@@ -29,17 +29,8 @@ namespace fs = std::filesystem;
 
 namespace depthmask::layouts_detail {
 
-namespace {
-
-struct TumEntry {
-  double t = 0;
-  std::string file;  // relative to the sequence folder
-  int line = 0;
-};
-
-std::vector<TumEntry> read_list(const fs::path& file) {
-  std::ifstream in(file);
-  DM_EXPECT(in, InputError, "cannot read TUM list '" << file.string() << "': no such file or not readable");
+std::vector<TumEntry> parse_tum_list(const std::string& text, const fs::path& file, bool allow_outside_root) {
+  std::istringstream in(text);
   std::vector<TumEntry> out;
   std::string line;
   int lineno = 0;
@@ -64,13 +55,17 @@ std::vector<TumEntry> read_list(const fs::path& file) {
                 "TUM list '" << file.string() << "' line " << lineno << ": timestamp " << ts
                              << " is not after the one on line " << out.back().line
                              << "; expected increasing timestamps");
-    DM_EXPECT(!fs::path(name).is_absolute(), InputError,
-              "TUM list '" << file.string() << "' line " << lineno << ": '" << name
-                           << "' is an absolute path; expected a file relative to the sequence folder");
+    if (!allow_outside_root) check_inside_root(name, "TUM list '" + file.string() + "' line " + std::to_string(lineno));
     out.push_back({t, name, lineno});
   }
   DM_EXPECT(!out.empty(), InputError, "TUM list '" << file.string() << "' lists no images");
   return out;
+}
+
+namespace {
+
+std::vector<TumEntry> read_list(const fs::path& file, bool allow_outside_root) {
+  return parse_tum_list(detail::read_text_file(file, "TUM list"), file, allow_outside_root);
 }
 
 // associate.py: for each a, the b it is paired with (or npos). Pairs within max_diff, closest first,
@@ -120,8 +115,8 @@ void resolve_tum(ResolvedInput& r) {
                               << "' (a TUM RGB-D sequence has rgb.txt and depth.txt)");
   layout_default(r, "depth.scale", e.depth.scale, 1.0 / 5000.0);
 
-  const std::vector<TumEntry> depth = read_list(root / "depth.txt");
-  const std::vector<TumEntry> rgb = read_list(root / "rgb.txt");
+  const std::vector<TumEntry> depth = read_list(root / "depth.txt", e.input.allow_paths_outside_root);
+  const std::vector<TumEntry> rgb = read_list(root / "rgb.txt", e.input.allow_paths_outside_root);
   const double max_diff = e.input.max_time_diff;
   const std::vector<size_t> to_rgb = associate(times(depth), times(rgb), max_diff);
 
@@ -143,7 +138,7 @@ void resolve_tum(ResolvedInput& r) {
   std::vector<TumEntry> masks;
   std::vector<size_t> to_mask;
   if (use_mask_list) {
-    masks = read_list(mask_list);
+    masks = read_list(mask_list, e.input.allow_paths_outside_root);
     std::vector<double> frame_rgb_t;
     for (size_t i : frame_depth) frame_rgb_t.push_back(rgb[to_rgb[i]].t);
     to_mask = associate(frame_rgb_t, times(masks), max_diff);
