@@ -13,6 +13,11 @@ build_pkgs=(
   python3 python3-numpy
   gstreamer1.0-plugins-base gstreamer1.0-tools
 )
+# The sanitizer and fuzz builds (scripts/sanitize.sh, scripts/fuzz.sh): clang 14 and its ASan, UBSan
+# and libFuzzer runtimes, libclang-rt-14-dev (only recommended by clang-14; Ubuntu 22.04 has no such
+# package and ships them in clang-14's libclang-common-14-dev).
+build_pkgs+=(clang-14)
+[ "$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")" = "jammy" ] || build_pkgs+=(libclang-rt-14-dev)
 runtime_pkgs=(
   libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-videoio-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
   libzmq5
