@@ -302,8 +302,8 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
           if (c.input.bop_masks != "mask_visib" && c.input.bop_masks != "mask")
             r.fail(full, v, "invalid value '" + v.Scalar() + "'; allowed values: mask_visib, mask");
         } else if (k == "allow_paths_outside_root") c.input.allow_paths_outside_root = r.boolean(full, v);
-        else if (k == "max_file_bytes") c.input.max_file_bytes = static_cast<uint64_t>(r.integer(full, v, 1, int64_t{1} << 40));
-        else if (k == "max_image_pixels") c.input.max_image_pixels = static_cast<uint64_t>(r.integer(full, v, 1, int64_t{1} << 32));
+        else if (k == "max_file_bytes") c.input.max_file_bytes = static_cast<uint64_t>(r.integer(full, v, 1, std::numeric_limits<int32_t>::max()));
+        else if (k == "max_image_pixels") c.input.max_image_pixels = static_cast<uint64_t>(r.integer(full, v, 1, std::numeric_limits<int32_t>::max()));
         else if (k == "root") c.input.root = r.path(full, v);
         else if (k == "depth") c.input.depth = check_pattern(r, full, v, false);
         else if (k == "mask") c.input.mask = check_pattern(r, full, v, false);
@@ -409,7 +409,9 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else if (k == "fsync") c.output.fsync = r.boolean(full, v);
         else if (k == "invalid") {
           const double x = r.number(full, v);
-          if (std::isinf(x)) r.fail(full, v, "expected 0, nan or a finite number, got '" + v.Scalar() + "'");
+          // Beyond float's range the conversion below would be undefined behaviour (UBSan).
+          if (std::isinf(x) || std::fabs(x) > std::numeric_limits<float>::max())
+            r.fail(full, v, "expected 0, nan or a finite 32-bit float number, got '" + v.Scalar() + "'");
           c.output.invalid = static_cast<float>(x);
         } else {
           std::vector<OutputFormat> f;

@@ -117,6 +117,21 @@ TEST(IndexPaths, ConfigKeysParseValidateAndRoundTrip) {
                        "'input.max_file_bytes'"));
   EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] { dm::load_config(std::nullopt, {dm::parse_override("input.allow_paths_outside_root=maybe")}); }),
                        "expected true or false"));
+  // OpenCV takes byte counts as int: larger limits are refused rather than wrapped.
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] { dm::load_config(std::nullopt, {dm::parse_override("input.max_file_bytes=3000000000")}); }),
+                       "expected an integer in [1, 2147483647]"));
+}
+
+// --- regressions: what the sanitizers and fuzzers found ----------------------------------------------
+
+// output.invalid beyond float's range: the double -> float conversion was undefined behaviour (UBSan
+// float-cast-overflow), seen while writing fuzz_config.
+TEST(FuzzRegressions, OutputInvalidBeyondFloatRangeIsAConfigError) {
+  for (const char* v : {"1e300", "-3.5e38"})
+    EXPECT_TRUE(Contains(message_of<dm::ConfigError>([&] { dm::load_config(std::nullopt, {dm::parse_override(std::string("output.invalid=") + v)}); }),
+                         "expected 0, nan or a finite 32-bit float number"))
+        << v;
+  EXPECT_EQ(dm::load_config(std::nullopt, {dm::parse_override("output.invalid=-3.4e38")}).output.invalid, -3.4e38f);
 }
 
 // --- bounds before decoding ------------------------------------------------------------------------

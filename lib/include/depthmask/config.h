@@ -64,7 +64,8 @@ struct InputConfig {
   // no '..' above it, unless this is true.
   bool allow_paths_outside_root = false;
   // Input files are bounded before they are read and decoded: bytes per file, and pixels per image
-  // (from the PNG/TIFF/EXR/JPEG header, before the decoder allocates).
+  // (from the PNG/TIFF/EXR/JPEG header, before the decoder allocates). Each at most 2^31 - 1: OpenCV
+  // takes byte counts and image sides as int.
   uint64_t max_file_bytes = uint64_t{1} << 30;     // 1 GiB
   uint64_t max_image_pixels = uint64_t{1} << 28;   // 268 M, e.g. 16384 x 16384
 };
