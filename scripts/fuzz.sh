@@ -13,7 +13,7 @@ secs="${1:-30}"
 dir="${2:-build-asan}"
 [ -d "$dir/fuzz" ] || { echo "fuzz: no $dir/fuzz: build it first (scripts/sanitize.sh)" >&2; exit 1; }
 targets="${FUZZ_TARGETS:-$(cd fuzz/corpus && ls)}"
-crashes="$PWD/$dir/fuzz-crashes"
+crashes="$(cd "$dir" && pwd)/fuzz-crashes"
 mkdir -p "$crashes"
 # OpenCV checks image sizes against this before it allocates, for the formats whose headers
 # depthmask does not read itself; it is read once, when OpenCV loads, so it is set here.

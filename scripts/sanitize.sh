@@ -28,7 +28,8 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp:log_
 export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
 # The CPU test suite: everything but the GPU tests (which need a device; compute-sanitizer checks them).
 status=0
-ctest --test-dir "$dir" -j "$jobs" -LE gpu --output-on-failure --timeout 900 >"$dir/ctest.log" 2>&1 || status=1
+# (The GPU test executable is not built here: its placeholder test is left out too.)
+ctest --test-dir "$dir" -j "$jobs" -LE gpu -E '^depthmask_gpu_tests_NOT_BUILT$' --output-on-failure --timeout 900 >"$dir/ctest.log" 2>&1 || status=1
 if [ -n "$(ls -A "$reports")" ]; then
   for f in "$reports"/*; do echo "--- $f"; head -60 "$f"; done
   echo "sanitize: sanitizer reports (above, all in $reports)" >&2
