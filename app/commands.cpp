@@ -48,6 +48,10 @@ std::unique_ptr<MemoryBackend> start_backend(const Config& c, BackendChoice& cho
   const PlatformInfo platform = probe_platform(c.backend.device);
   choice = choose_backend(c.backend, platform);
   if (choice.degraded) spdlog::warn("{}", choice.reason);
+  if (choice.kind != BackendKind::Cpu) {
+    const CompatVerdict& compat = platform.devices[static_cast<size_t>(choice.device)].compat;
+    if (compat.level == CompatLevel::Warn) spdlog::warn("{}", compat.message);
+  }
   std::unique_ptr<MemoryBackend> backend;
   try {
     backend = make_backend(choice, platform);
@@ -156,8 +160,12 @@ int cmd_info(const InfoOptions& o) {
   std::printf("depthmask %s\n", DEPTHMASK_VERSION);
   std::printf("CUDA in this build: %s\n", p.cuda_built ? "yes" : "no");
   if (p.cuda_built) {
-    std::printf("CUDA runtime: %s   driver: %s\n", cuda_version_string(p.runtime_version).c_str(),
-                cuda_version_string(p.driver_version).c_str());
+    std::printf("CUDA runtime: %s   driver: %s%s\n", cuda_version_string(p.runtime_version).c_str(),
+                cuda_version_string(p.driver_version).c_str(),
+                p.driver_release.empty() ? "" : (" (" + p.driver_release + ")").c_str());
+    std::printf("kernels built for: %s (CUDA %s)%s\n", p.build.list.c_str(),
+                cuda_version_string(p.build.toolkit_version).c_str(),
+                p.build.image.empty() ? "" : ("; image " + p.build.image).c_str());
   }
   if (p.devices.empty()) std::printf("devices: none (%s)\n", p.problem.c_str());
   for (const DeviceInfo& d : p.devices) {
@@ -170,6 +178,9 @@ int cmd_info(const InfoOptions& o) {
     std::printf("  concurrentManagedAccess %s\n", yes_no(d.concurrent_managed_access).c_str());
     std::printf("  pageableMemoryAccess    %s\n", yes_no(d.pageable_memory_access).c_str());
     std::printf("  memory                  %s free of %s\n", gib(d.free_bytes).c_str(), gib(d.total_bytes).c_str());
+    std::printf("  kernels                 %s%s%s\n", std::string(to_string(d.compat.level)).c_str(),
+                d.compat.how.empty() ? "" : (": " + d.compat.how).c_str(),
+                d.compat.message.empty() ? "" : ("\n    " + d.compat.message).c_str());
   }
   if (c.is_explicit("input.root")) {
     try {
@@ -246,12 +257,15 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
   struct Interrupted {};
   bench::BenchReport r;
   try {
-    r = bench::run_bench(b, [&stop](const std::string& s) {
-      if (stop.load()) throw Interrupted{};
-      std::fprintf(stderr, "bench: %s\n", s.c_str());
-    });
+    r = bench::run_bench(
+        b,
+        [&stop](const std::string& s) {
+          if (stop.load()) throw Interrupted{};
+          std::fprintf(stderr, "bench: %s\n", s.c_str());
+        },
+        [&out](const bench::BenchReport& partial) { bench::write_report(partial, out); });
   } catch (const Interrupted&) {
-    std::fprintf(stderr, "depthmask: bench interrupted; nothing written\n");
+    std::fprintf(stderr, "depthmask: bench interrupted; %s holds the sections finished before\n", out.string().c_str());
     return kInterrupted;
   }
   bench::write_report(r, out);

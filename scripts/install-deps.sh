@@ -2,8 +2,17 @@
 # Installs the system packages depthmask needs to build and test, on Debian 12 or Ubuntu 22.04/24.04.
 # Idempotent: packages already present are left alone, and apt runs only when something is missing.
 # Used by the README's commands, by CI (.ci/run) and by the Docker images.
-#   scripts/install-deps.sh            build + test dependencies
-#   scripts/install-deps.sh --runtime  only the shared libraries the binary needs at run time
+#   scripts/install-deps.sh                        build + test dependencies
+#   scripts/install-deps.sh --sanitizers           the same and clang for scripts/sanitize.sh, fuzz.sh
+#   scripts/install-deps.sh --runtime-list BIN...   print the packages that own BIN's shared libraries
+#   scripts/install-deps.sh --runtime FILE          install the packages FILE lists (one a line): the
+#                                                   runtime image's libraries, listed in the build stage
+# Runtime library packages are named after their soname and differ between Debian 12 (libopencv-core406),
+# Ubuntu 22.04 (libopencv-core4.5d) and 24.04 (...t64), so they are read off the built binary with ldd
+# and dpkg -S on the same distribution rather than listed here.
+# A build package this distribution lacks is replaced by its entry in `fallback` when there is one
+# (Ubuntu 22.04's libzmq3-dev may carry zmq.hpp where cppzmq-dev is missing); otherwise the script
+# stops naming the packages apt cannot find.
 set -euo pipefail
 
 build_pkgs=(
@@ -13,22 +22,50 @@ build_pkgs=(
   python3 python3-numpy
   gstreamer1.0-plugins-base gstreamer1.0-tools
 )
-# The sanitizer and fuzz builds (scripts/sanitize.sh, scripts/fuzz.sh): clang 14 and its ASan, UBSan
-# and libFuzzer runtimes, libclang-rt-14-dev (only recommended by clang-14; Ubuntu 22.04 has no such
-# package and ships them in clang-14's libclang-common-14-dev).
-build_pkgs+=(clang-14)
-[ "$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")" = "jammy" ] || build_pkgs+=(libclang-rt-14-dev)
-runtime_pkgs=(
-  libopencv-core-dev libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-videoio-dev libyaml-cpp-dev libspdlog-dev libtbb-dev
-  libzmq5
-)
+declare -A fallback=([cppzmq-dev]=libzmq3-dev)
+
+# --runtime-list: the package of every shared library BIN links directly (DT_NEEDED; apt brings what
+# those need), except the CUDA and driver libraries that the CUDA base image or the NVIDIA container
+# runtime provide.
+if [ "${1:-}" = "--runtime-list" ]; then
+  shift
+  [ $# -gt 0 ] || { echo "install-deps: --runtime-list needs the binaries to inspect" >&2; exit 2; }
+  {
+  for bin in "$@"; do
+    needed=$(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}')
+    ldd "$bin" | awk -v needed="$needed" 'BEGIN {n = split(needed, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1}
+                                          $2 == "=>" && ($1 in want) && $3 ~ /^\// {print $3}' | while read -r lib; do
+      case "$lib" in */cuda*|*/libcuda.so*|*/libnvidia*|*/tegra/*) continue ;; esac
+      owner=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null ||
+              dpkg -S "*/$(basename "$lib")" 2>/dev/null || true)
+      [ -n "$owner" ] || { echo "install-deps: no package owns $lib (needed by $bin)" >&2; exit 1; }
+      echo "${owner%%:*}"
+    done
+  done | sed 's/, .*//'
+  # Loaded at run time, not linked: the GStreamer elements gst:// pipelines end in (appsink,
+  # videoconvert, videotestsrc). Pipelines with other elements (v4l2src: gstreamer1.0-plugins-good)
+  # need their plugin packages added to the image.
+  printf '%s\n' gstreamer1.0-plugins-base
+  } | sort -u
+  exit 0
+fi
+# --sanitizers: the build packages and what the sanitizer and fuzz builds need (scripts/sanitize.sh,
+# scripts/fuzz.sh): clang 14 and its ASan, UBSan and libFuzzer runtimes, libclang-rt-14-dev (only
+# recommended by clang-14; Ubuntu 22.04 has no such package and ships them in libclang-common-14-dev).
+sanitizer_pkgs=(clang-14)
+[ "$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")" = "jammy" ] || sanitizer_pkgs+=(libclang-rt-14-dev)
 
 pkgs=("${build_pkgs[@]}")
-[ "${1:-}" = "--runtime" ] && pkgs=("${runtime_pkgs[@]}")
+[ "${1:-}" = "--sanitizers" ] && pkgs+=("${sanitizer_pkgs[@]}")
+if [ "${1:-}" = "--runtime" ]; then
+  [ -f "${2:-}" ] || { echo "install-deps: --runtime needs the package list made by --runtime-list" >&2; exit 2; }
+  mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$2")
+fi
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || { [ -n "${fallback[$p]:-}" ] && installed "${fallback[$p]}"; } || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#pkgs[@]} packages present"
@@ -43,4 +80,18 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Swap in the fallback of a package this distribution does not have; stop on one without any.
+wanted=() unavailable=()
+for p in "${missing[@]}"; do
+  if apt-cache show "$p" >/dev/null 2>&1; then wanted+=("$p")
+  elif [ -n "${fallback[$p]:-}" ] && apt-cache show "${fallback[$p]}" >/dev/null 2>&1; then
+    echo "install-deps: $p is not available here, using ${fallback[$p]}"
+    wanted+=("${fallback[$p]}")
+  else unavailable+=("$p")
+  fi
+done
+if [ ${#unavailable[@]} -gt 0 ]; then
+  echo "install-deps: not available from this system's apt sources: ${unavailable[*]}" >&2
+  exit 1
+fi
+$sudo apt-get install -y -q --no-install-recommends "${wanted[@]}"

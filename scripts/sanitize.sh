@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build-asan}"
+bash scripts/install-deps.sh --sanitizers
 jobs="${JOBS:-$(nproc)}"
 cxx="${SANITIZE_CXX:-$(command -v clang++-14 || command -v clang++)}"
 

@@ -53,14 +53,11 @@ inline void mask_row(const DepthT* d, const MaskT* m, float* o, int cols, const 
 // lanes). Same rule, same bits; the other rules take the general loop.
 template <class DepthT, class MaskT>
 DM_CPU_CLONES void mask_rows(const Views<DepthT, MaskT>& v, const tbb::blocked_range<int>& r, const MaskParams& p) {
-  MaskParams q = p;
-  if (p.label_count == 0 && p.invalid_raw_count == 0 && !p.apc_encoding) {
-    q.label_count = 0;
-    q.invalid_raw_count = 0;
-    q.apc_encoding = false;
+  if (is_common_case(p)) {
+    const MaskParams q = common_params(p);
     for (int y = r.begin(); y != r.end(); ++y) mask_row(v.depth.row(y), v.mask.row(y), v.out.row(y), v.out.cols, q);
   } else {
-    for (int y = r.begin(); y != r.end(); ++y) mask_row(v.depth.row(y), v.mask.row(y), v.out.row(y), v.out.cols, q);
+    for (int y = r.begin(); y != r.end(); ++y) mask_row(v.depth.row(y), v.mask.row(y), v.out.row(y), v.out.cols, p);
   }
 }
 

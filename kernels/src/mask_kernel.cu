@@ -18,15 +18,17 @@ namespace {
 
 // The variant launch_mask() uses: one constant, to be set from measurements on the target GPU
 // (bench/micro: `depthmask_microbench --benchmark_filter=GpuMask`).
-// On the H200 (bench, 2026-11-29) the row walk is the fastest on device memory at every size, one
-// frame per launch or batched (99.5 % of the D2D copy bandwidth at 4K f32, batched).
-constexpr MaskKernelVariant kDefaultVariant{MaskBlockShape::Rows256, true};
+// On the H200 (bench, 2026-11-30) the row walk with two chunks per thread is the fastest batched on
+// device memory at 1080p and 4K: 98.7-98.9 % of the D2D copy bandwidth for 16-bit depth (one chunk:
+// 93-94 %), 100-101 % for float depth. (At 640x480 one chunk per thread is 2-5 points better.)
+constexpr MaskKernelVariant kDefaultVariant{MaskBlockShape::Rows256x2, true};
 // Every variant this build carries; the default is listed first by mask_kernel_variants().
 constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true},
                                               {MaskBlockShape::Threads32x8, false},
                                               {MaskBlockShape::Threads32x32, true},
                                               {MaskBlockShape::Threads32x32, false},
-                                              {MaskBlockShape::Rows256, true}};
+                                              {MaskBlockShape::Rows256, true},
+                                              {MaskBlockShape::Rows256x2, true}};
 // The variant for frames in mapped host memory (the zero_copy backend). Over the bus the H200 favours
 // 4-byte accesses: every vectorised walk collapses to 7-15 GB/s on 1080p and 4K frames in mapped
 // memory, while 32x8 scalar holds 60-90 GB/s (both directions counted) at every size.
@@ -36,8 +38,13 @@ using tiling::kBlockRows;
 using tiling::kTile;
 
 __host__ __device__ constexpr int block_rows(MaskBlockShape s) { return s == MaskBlockShape::Threads32x32 ? kTile : kBlockRows; }
+__host__ __device__ constexpr bool row_walk(MaskBlockShape s) {
+  return s == MaskBlockShape::Rows256 || s == MaskBlockShape::Rows256x2;
+}
+// Chunks per thread of a row walk.
+__host__ __device__ constexpr int row_chunks(MaskBlockShape s) { return s == MaskBlockShape::Rows256x2 ? 2 : 1; }
 __host__ __device__ constexpr int threads_per_block(MaskBlockShape s) {
-  return s == MaskBlockShape::Rows256 ? tiling::kRowThreads : kTile * block_rows(s);
+  return row_walk(s) ? tiling::kRowThreads : kTile * block_rows(s);
 }
 
 // Pixels per chunk of the vectorised tile walks, for every pixel type: 4 floats out is one 16-byte
@@ -45,32 +52,29 @@ __host__ __device__ constexpr int threads_per_block(MaskBlockShape s) {
 // reads 16 bytes (float) or 8 bytes (u16) per thread, the mask 4 (u8) or 8 (u16), each contiguous
 // across the warp.
 constexpr int kVec = 4;
-// The row walk's chunk, per depth type. 4 for every type: 8 pixels of 16-bit depth per thread (one
-// 16-byte load, two float4 stores) measured slower on the H200 (70 % of the D2D bandwidth batched at
-// 4K against 84 % with 4; docs/PERFORMANCE.md), so it stays a one-line experiment.
-template <class DepthT>
-__host__ __device__ constexpr int row_vec() {
-  return kVec;
-}
+// (8 pixels of 16-bit depth per thread — one 16-byte load, two float4 stores — measured slower on the
+// H200: 70 % of the D2D bandwidth batched at 4K against 84 % with 4; docs/PERFORMANCE.md.)
 
 // N consecutive elements from a pointer aligned to N elements, in 16-byte (or smaller) loads. The
-// bytes are copied as they are (NaN payloads included).
+// bytes are copied as they are (NaN payloads included). Every byte is read once and every output
+// byte written once, so the accesses are streaming ones (__ldcs/__stcs: evict first), which leave
+// the cache to the other planes' lines still in flight (1-2 points of the D2D bandwidth on the H200: 16-bit depth rose from 80-82 % to 93-94 % batched with one chunk per thread).
 template <int N, class T>
 __device__ __forceinline__ void load_n(const T* p, T (&v)[N]) {
   constexpr int kBytes = N * static_cast<int>(sizeof(T));
   static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16 || kBytes == 32, "chunk of 4, 8, 16 or 32 bytes");
   if constexpr (kBytes == 32) {
-    const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
+    const uint4 a = __ldcs(reinterpret_cast<const uint4*>(p)), b = __ldcs(reinterpret_cast<const uint4*>(p) + 1);
     memcpy(v, &a, 16);
     memcpy(reinterpret_cast<char*>(v) + 16, &b, 16);
   } else if constexpr (kBytes == 16) {
-    const uint4 a = *reinterpret_cast<const uint4*>(p);
+    const uint4 a = __ldcs(reinterpret_cast<const uint4*>(p));
     memcpy(v, &a, 16);
   } else if constexpr (kBytes == 8) {
-    const uint2 a = *reinterpret_cast<const uint2*>(p);
+    const uint2 a = __ldcs(reinterpret_cast<const uint2*>(p));
     memcpy(v, &a, 8);
   } else {
-    const uint32_t a = *reinterpret_cast<const uint32_t*>(p);
+    const uint32_t a = __ldcs(reinterpret_cast<const unsigned int*>(p));
     memcpy(v, &a, 4);
   }
 }
@@ -85,7 +89,10 @@ __device__ __forceinline__ int phase(const T* p) {
 
 // The plain (non-erode) pass over this block's part of the image; every pixel is mask_pixel() of
 // mask_rule.h, scalar or four at a time. Shape: 32x8 threads per 32x32 tile (each thread walks 4
-// rows), 32x32 (one row each), or the row walk (256 threads along one row).
+// rows), 32x32 (one row each), or the row walk (256 threads along one row, one or two chunks each).
+// Common: the launch found is_common_case(p), and the pass runs on common_params(p) — the same rule
+// with the label and marker loops folded away (for 16-bit depth they cost 12 points of the D2D
+// bandwidth on the H200: 16-bit depth rose from 80-82 % to 93-94 % batched with one chunk per thread).
 template <int N, class DepthT, class MaskT>
 struct Chunk {
   DepthT d[N];
@@ -93,13 +100,13 @@ struct Chunk {
 };
 
 template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
-__device__ __forceinline__ void mask_part(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
-                                          const ImageView<float>& out, const MaskParams& p) {
+__device__ __forceinline__ void mask_part_with(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
+                                               const ImageView<float>& out, const MaskParams& p) {
   const auto one = [&](int x, int y) { out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p); };
   if constexpr (!Vectorized) {
     tiling::for_tile_pixels<block_rows(Shape)>(out.rows, out.cols, one);
   } else {
-    constexpr int N = Shape == MaskBlockShape::Rows256 ? row_vec<DepthT>() : kVec;
+    constexpr int N = kVec;
     // The three planes can be vectorised together when their rows share a phase; the head is the
     // pixels before the first aligned one. Otherwise (planes offset differently) the row is scalar.
     const auto head = [&](int y) {
@@ -120,18 +127,26 @@ __device__ __forceinline__ void mask_part(const ImageView<const DepthT>& depth, 
         o.y = mask_pixel(c.d[i + 1], c.m[i + 1], p);
         o.z = mask_pixel(c.d[i + 2], c.m[i + 2], p);
         o.w = mask_pixel(c.d[i + 3], c.m[i + 3], p);
-        *reinterpret_cast<float4*>(out.row(y) + x0 + i) = o;
+        __stcs(reinterpret_cast<float4*>(out.row(y) + x0 + i), o);
       }
     };
-    if constexpr (Shape == MaskBlockShape::Rows256) tiling::for_row_chunks<N>(out.rows, out.cols, head, load, store, one);
+    if constexpr (row_walk(Shape))
+      tiling::for_row_chunks<N, row_chunks(Shape)>(out.rows, out.cols, head, load, store, one);
     else tiling::for_tile_chunks<block_rows(Shape), N>(out.rows, out.cols, head, load, store, one);
   }
 }
 
-template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
+template <MaskBlockShape Shape, bool Vectorized, bool Common, class DepthT, class MaskT>
+__device__ __forceinline__ void mask_part(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
+                                          const ImageView<float>& out, const MaskParams& p) {
+  if constexpr (Common) mask_part_with<Shape, Vectorized>(depth, mask, out, common_params(p));
+  else mask_part_with<Shape, Vectorized>(depth, mask, out, p);
+}
+
+template <MaskBlockShape Shape, bool Vectorized, bool Common, class DepthT, class MaskT>
 __global__ void __launch_bounds__(threads_per_block(Shape))
     is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out, MaskParams p) {
-  mask_part<Shape, Vectorized>(depth, mask, out, p);
+  mask_part<Shape, Vectorized, Common>(depth, mask, out, p);
 }
 
 // Up to kMaxBatchedJobs same-sized frames, passed by value as the kernel's parameter (about 1.5 KB,
@@ -150,13 +165,13 @@ struct MaskBatch {
   int cols;
 };
 
-template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
+template <MaskBlockShape Shape, bool Vectorized, bool Common, class DepthT, class MaskT>
 __global__ void __launch_bounds__(threads_per_block(Shape)) is_mask_batch(MaskBatch b, MaskParams p) {
   const BatchFrame& f = b.frames[blockIdx.z];
   const ImageView<const DepthT> depth{static_cast<const DepthT*>(f.depth), f.depth_step, b.rows, b.cols};
   const ImageView<const MaskT> mask{static_cast<const MaskT*>(f.mask), f.mask_step, b.rows, b.cols};
   const ImageView<float> out{f.out, f.out_step, b.rows, b.cols};
-  mask_part<Shape, Vectorized>(depth, mask, out, p);
+  mask_part<Shape, Vectorized, Common>(depth, mask, out, p);
 }
 
 // Erode, fused: the block's 32x32 output tile plus an n-pixel halo of mask-test results in shared
@@ -230,20 +245,30 @@ void with_variant(const MaskKernelVariant& v, F&& f) {
     case MaskBlockShape::Rows256:
       f(ShapeTag<MaskBlockShape::Rows256>{}, std::true_type{});
       return;
+    case MaskBlockShape::Rows256x2:
+      f(ShapeTag<MaskBlockShape::Rows256x2>{}, std::true_type{});
+      return;
   }
   throw std::invalid_argument("mask kernel: unknown block shape");
 }
 
-template <MaskBlockShape Shape, bool Vectorized, class DepthT>
+// Calls f(std::bool_constant<is_common_case(p)>{}).
+template <class F>
+void with_common(const MaskParams& p, F&& f) {
+  if (is_common_case(p)) f(std::true_type{});
+  else f(std::false_type{});
+}
+
+template <MaskBlockShape Shape, bool Vectorized>
 dim3 grid_for(int rows, int cols) {
-  if constexpr (Shape == MaskBlockShape::Rows256) return tiling::row_grid<row_vec<DepthT>()>(rows, cols);
+  if constexpr (row_walk(Shape)) return tiling::row_grid<kVec, row_chunks(Shape)>(rows, cols);
   else if constexpr (Vectorized) return tiling::chunk_grid<kVec>(rows, cols);
   else return tiling::grid(rows, cols);
 }
 
 template <MaskBlockShape Shape>
 dim3 block_for() {
-  if constexpr (Shape == MaskBlockShape::Rows256) return tiling::row_block();
+  if constexpr (row_walk(Shape)) return tiling::row_block();
   else return tiling::block<block_rows(Shape)>();
 }
 
@@ -260,10 +285,12 @@ void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant
       return;
     }
     with_variant(variant, [&](auto shape_tag, auto vec_tag) {
-      constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
-      constexpr bool kVectorized = decltype(vec_tag)::value;
-      is_mask<kShape, kVectorized, DepthT, MaskT>
-          <<<grid_for<kShape, kVectorized, DepthT>(job.rows, job.cols), block_for<kShape>(), 0, stream>>>(depth, mask, out, p);
+      with_common(p, [&](auto common_tag) {
+        constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
+        constexpr bool kVectorized = decltype(vec_tag)::value;
+        is_mask<kShape, kVectorized, decltype(common_tag)::value, DepthT, MaskT>
+            <<<grid_for<kShape, kVectorized>(job.rows, job.cols), block_for<kShape>(), 0, stream>>>(depth, mask, out, p);
+      });
     });
   });
   DM_CUDA(cudaGetLastError());
@@ -330,11 +357,14 @@ void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params,
     using DepthT = decltype(depth_tag);
     using MaskT = decltype(mask_tag);
     with_variant(variant, [&](auto shape_tag, auto vec_tag) {
-      constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
-      constexpr bool kVectorized = decltype(vec_tag)::value;
-      dim3 grid = grid_for<kShape, kVectorized, DepthT>(first.rows, first.cols);
-      grid.z = static_cast<unsigned>(count);
-      is_mask_batch<kShape, kVectorized, DepthT, MaskT><<<grid, block_for<kShape>(), 0, stream>>>(b, params);
+      with_common(params, [&](auto common_tag) {
+        constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
+        constexpr bool kVectorized = decltype(vec_tag)::value;
+        dim3 grid = grid_for<kShape, kVectorized>(first.rows, first.cols);
+        grid.z = static_cast<unsigned>(count);
+        is_mask_batch<kShape, kVectorized, decltype(common_tag)::value, DepthT, MaskT>
+            <<<grid, block_for<kShape>(), 0, stream>>>(b, params);
+      });
     });
   });
   DM_CUDA(cudaGetLastError());

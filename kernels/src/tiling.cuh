@@ -103,18 +103,41 @@ constexpr int kRowThreads = 256;
 constexpr int kMaxGridRows = 65535;  // gridDim.y; taller images loop
 
 inline dim3 row_block() { return dim3(kRowThreads, 1); }
-template <int V>
+// K chunks per thread: a block covers K * kRowThreads chunks of a row.
+template <int V, int K = 1>
 inline dim3 row_grid(int rows, int cols) {
   const int chunks = (cols + 2 * V - 2) / V;
-  return dim3((chunks + kRowThreads - 1) / kRowThreads, rows < kMaxGridRows ? rows : kMaxGridRows);
+  return dim3((chunks + kRowThreads * K - 1) / (kRowThreads * K), rows < kMaxGridRows ? rows : kMaxGridRows);
 }
 
-template <int V, class Head, class Load, class Store, class One>
+// Each thread takes K chunks of the row, kRowThreads chunks apart (so every warp access stays one
+// contiguous segment). With K > 1 the loads of all K chunks are issued before the first store when
+// all of them lie inside the aligned row (more bytes in flight per thread, fewer blocks to schedule);
+// otherwise each chunk goes through chunk_or_pixels on its own.
+template <int V, int K = 1, class Head, class Load, class Store, class One>
 __device__ __forceinline__ void for_row_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store, One&& one) {
-  const int c = static_cast<int>(blockIdx.x) * kRowThreads + static_cast<int>(threadIdx.x);
-  if (c * V - (V - 1) >= cols) return;
-  for (int y = static_cast<int>(blockIdx.y); y < rows; y += static_cast<int>(gridDim.y))
-    chunk_or_pixels<V>(y, c, cols, head, load, store, one);
+  const int c0 = static_cast<int>(blockIdx.x) * kRowThreads * K + static_cast<int>(threadIdx.x);
+  if (c0 * V - (V - 1) >= cols) return;
+  for (int y = static_cast<int>(blockIdx.y); y < rows; y += static_cast<int>(gridDim.y)) {
+    if constexpr (K > 1) {
+      const int h = head(y);
+      const int first = c0 * V - (h > 0 ? V - h : 0);         // first pixel of chunk c0
+      const int last = first + (K - 1) * kRowThreads * V + V;  // one past chunk c0 + (K-1) * kRowThreads
+      if (h >= 0 && first >= 0 && last <= cols) {
+        decltype(load(first, y)) loaded[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) loaded[k] = load(first + k * kRowThreads * V, y);
+#pragma unroll
+        for (int k = 0; k < K; ++k) store(first + k * kRowThreads * V, y, loaded[k]);
+        continue;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int c = c0 + k * kRowThreads;
+      if (c * V - (V - 1) < cols) chunk_or_pixels<V>(y, c, cols, head, load, store, one);
+    }
+  }
 }
 
 }  // namespace depthmask::tiling

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "depthmask/errors.h"
+#include "depthmask/kernels/color_key.h"
 #include "depthmask/kernels/mask_rule.h"
 
 namespace fs = std::filesystem;
@@ -285,6 +286,48 @@ Intrinsics read_intrinsics_map(const Reader& r, const std::string& prefix, const
   return k;
 }
 
+// live.mask.color_key: {h: [min, max], s: [min, max], v: [min, max], keep: inside|outside}. A map
+// merges into a key set earlier (an override may change h alone); a new key needs h, s and v. ~ = none.
+void read_color_key(const Reader& r, const std::string& key, const YAML::Node& n,
+                    std::optional<LiveMaskConfig::ColorKey>& out) {
+  if (n.IsNull()) {
+    out.reset();
+    return;
+  }
+  LiveMaskConfig::ColorKey k = out.value_or(LiveMaskConfig::ColorKey{});
+  bool seen[3] = {out.has_value(), out.has_value(), out.has_value()};
+  r.each(key, n, {"h", "s", "v", "keep"}, [&](const std::string& sub, const std::string& full, const YAML::Node& v) {
+    if (sub == "keep") {
+      const std::string word = v.IsScalar() ? v.Scalar() : std::string();
+      if (word != "inside" && word != "outside")
+        r.fail(full, v, "invalid value " + Reader::scalar_text(v) + "; allowed values: inside (keep the colours in the range), "
+                        "outside (keep the others: green-screen removal)");
+      k.keep_inside = word == "inside";
+      return;
+    }
+    const bool hue = sub == "h";
+    const int hi = hue ? kHueMax : 255;
+    const std::string what = hue ? "hue in 0.." + std::to_string(kHueMax) + " (OpenCV's 8-bit H: degrees / 2)"
+                                 : std::string(sub == "s" ? "saturation" : "value") + " in 0..255";
+    if (!v.IsSequence() || v.size() != 2)
+      r.fail(full, v, "expected [min, max], " + what + ", got " +
+                          (v.IsSequence() ? std::to_string(v.size()) + " numbers" : Reader::scalar_text(v)));
+    const int64_t lo_v = r.integer(full, v[0], -65536, 65536), hi_v = r.integer(full, v[1], -65536, 65536);
+    const std::string got = "got [" + v[0].Scalar() + ", " + v[1].Scalar() + "]";
+    if (lo_v < 0 || lo_v > hi || hi_v < 0 || hi_v > hi) r.fail(full, v, "expected [min, max], " + what + ", " + got);
+    if (!hue && lo_v > hi_v) r.fail(full, v, "expected min <= max, " + what + ", " + got + " (only the hue range wraps)");
+    int* dst = hue ? k.h : sub == "s" ? k.s : k.v;
+    dst[0] = static_cast<int>(lo_v), dst[1] = static_cast<int>(hi_v);
+    seen[hue ? 0 : sub == "s" ? 1 : 2] = true;
+  });
+  const char* names[] = {"h", "s", "v"};
+  for (int i = 0; i < 3; ++i)
+    if (!seen[i])
+      r.fail(key, n, std::string("a colour key needs h, s and v ranges ([0, 179] / [0, 255] for any); '") + names[i] +
+                         "' is missing");
+  out = k;
+}
+
 void apply(Config& c, const YAML::Node& root, const Origin& o) {
   const Reader r(o, &c.explicit_keys);
   if (!root || root.IsNull()) return;  // an empty file: defaults
@@ -455,7 +498,11 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
           if (c.live.stats_interval < 0) r.fail(full, v, "expected seconds >= 0 (0 = no stats lines), got " + v.Scalar());
         } else if (k == "mask") {
           if (v.IsNull()) return;  // "mask:" with nothing under it: no changes
-          r.each(full, v, {"static", "depth_band"}, [&](const std::string& mk, const std::string& mfull, const YAML::Node& mv) {
+          r.each(full, v, {"static", "depth_band", "color_key"}, [&](const std::string& mk, const std::string& mfull, const YAML::Node& mv) {
+            if (mk == "color_key") {
+              read_color_key(r, mfull, mv, c.live.mask.color_key);
+              return;
+            }
             if (mk == "static") {
               c.live.mask.static_file = mv.IsNull() || (mv.IsScalar() && mv.Scalar().empty()) ? fs::path() : r.path(mfull, mv);
               return;
@@ -737,6 +784,18 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
     emit_number(e, c.live.mask.depth_band->min);
     emit_number(e, c.live.mask.depth_band->max);
     e << YAML::EndSeq;
+  }
+  e << YAML::Key << "color_key" << YAML::Value;
+  if (!c.live.mask.color_key) {
+    e << YAML::Null;
+  } else {
+    const LiveMaskConfig::ColorKey& k = *c.live.mask.color_key;
+    e << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "h" << YAML::Value << YAML::Flow << YAML::BeginSeq << k.h[0] << k.h[1] << YAML::EndSeq;
+    e << YAML::Key << "s" << YAML::Value << YAML::Flow << YAML::BeginSeq << k.s[0] << k.s[1] << YAML::EndSeq;
+    e << YAML::Key << "v" << YAML::Value << YAML::Flow << YAML::BeginSeq << k.v[0] << k.v[1] << YAML::EndSeq;
+    e << YAML::Key << "keep" << YAML::Value << (k.keep_inside ? "inside" : "outside");
+    e << YAML::EndMap;
   }
   e << YAML::EndMap;
   e << YAML::EndMap;

@@ -262,7 +262,7 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
     DM_EXPECT(c.size() == mask_.size(), InputError,
               "color file '" << f.color.string() << "' is " << c.cols << "x" << c.rows << " but mask file '"
                              << f.mask.string() << "' is " << mask_.cols << "x" << mask_.rows << "; expected the same size");
-    color_ = c;
+    stage_color(c, "color file '" + f.color.string() + "'");
   }
 }
 
@@ -329,7 +329,7 @@ void FrameSlot::set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& co
     mask_.release();
     throw;
   }
-  color_ = color;
+  stage_color(color, "the frame's color image");
 }
 
 void FrameSlot::run_mask(const MaskParams& params) {
@@ -338,6 +338,8 @@ void FrameSlot::run_mask(const MaskParams& params) {
       plan.mode != RegistrationMode::None)
     return run_mask_registered(params, plan.mode);
   DM_EXPECT(depth_.size() == mask_.size(), std::logic_error, "run_mask(): depth and mask sizes differ");
+  // With a colour key the masking pass reads the key pass's plane (frame_color_key.cpp).
+  const MaskPlane plane = mask_plane(params);
   const size_t out_bytes = depth_.total() * sizeof(float);
   if (out_buf_.size() < out_bytes) {
     out_ = cv::Mat();
@@ -348,20 +350,22 @@ void FrameSlot::run_mask(const MaskParams& params) {
 
   MaskJob job;
   job.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
-  job.mask_type = mask_.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
+  job.mask_type = plane.mat.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
   job.depth_step = depth_.step[0];
-  job.mask_step = mask_.step[0];
+  job.mask_step = plane.mat.step[0];
   job.out_step = out_.step[0];
   job.rows = depth_.rows;
   job.cols = depth_.cols;
+  Buffer& mask_buf = *plane.buf;
   if (backend_->device_executes()) {
-    const size_t depth_bytes = depth_.total() * depth_.elemSize(), mask_bytes = mask_.total() * mask_.elemSize();
+    const size_t depth_bytes = depth_.total() * depth_.elemSize(), mask_bytes = plane.mat.total() * plane.mat.elemSize();
     job.depth = depth_buf_.device();
-    job.mask = mask_buf_.device();
+    job.mask = mask_buf.device();
     job.out = static_cast<float*>(out_buf_.device());
     // Split into bands only where there are copies to overlap, fresh host data to upload, and no erode.
     const int bands = copy_bands_ > 0 ? copy_bands_ : detail::ChunkedMask::bands_for(depth_bytes + mask_bytes);
-    const bool split = !backend_->shares_memory() && params.erode == 0 && bands > 1 &&
+    // (The key pass's plane is written on the device: never split.)
+    const bool split = !backend_->shares_memory() && params.erode == 0 && bands > 1 && !color_key_ &&
                        depth_buf_.head() == Head::AtHost && mask_buf_.head() == Head::AtHost;
     backend_->run_and_wait([&] {
       if (split) {
@@ -372,20 +376,22 @@ void FrameSlot::run_mask(const MaskParams& params) {
         out_buf_.mark_synced();
         return;
       }
+      run_color_key(params);
       depth_buf_.to_device(depth_bytes, stream());
-      mask_buf_.to_device(mask_bytes, stream());
+      mask_buf.to_device(mask_bytes, stream());
       // Mapped host memory has its own best walk (mask_variants.h); device memory takes the default.
-      launch_mask_variant(job, params,
+      launch_mask_variant(job, plane.params,
                           backend_->kind() == BackendKind::ZeroCopy ? mapped_mask_kernel_variant() : default_mask_kernel_variant(),
                           stream());
       out_buf_.device_written();
       out_buf_.to_host(out_bytes, stream());
     }, stream(), wait_);
   } else {
+    run_color_key(params);
     job.depth = depth_buf_.host();
-    job.mask = mask_buf_.host();
+    job.mask = mask_buf.host();
     job.out = static_cast<float*>(out_buf_.host());
-    mask_cpu(job, params);
+    mask_cpu(job, plane.params);
     out_buf_.host_written();
   }
 }

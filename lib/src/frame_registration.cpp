@@ -31,10 +31,12 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
     registered_buf_ = backend_->allocate(grid_bytes);
   }
   out_ = cv::Mat(rows, cols, CV_32FC1, out_buf_.host());
+  // With a colour key the masking pass reads the key pass's plane (frame_color_key.cpp).
+  const MaskPlane plane = mask_plane(params);
 
   // Everything that can reject the frame is computed before any work is enqueued.
   const DepthDecode decode = depth_decode(params);
-  const MaskParams mask_p = registered_mask_params(params, depth_.type() == CV_16UC1);
+  const MaskParams mask_p = registered_mask_params(plane.params, depth_.type() == CV_16UC1);
   ResampleMap map;
   ReprojectParams proj;
   if (mode == RegistrationMode::Resample) map = resample_map(geometry_, depth_.size(), mask_.size());
@@ -51,8 +53,8 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   MaskJob job;
   job.depth_type = DepthType::F32;
   job.depth_step = reg.out_step;
-  job.mask_type = mask_.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.mask_step = mask_.step[0];
+  job.mask_type = plane.mat.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
+  job.mask_step = plane.mat.step[0];
   job.out_step = out_.step[0];
   job.rows = rows;
   job.cols = cols;
@@ -60,27 +62,29 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   if (backend_->device_executes()) {
     backend_->run_and_wait([&] {
       depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
-      mask_buf_.to_device(mask_.total() * mask_.elemSize(), stream());
+      run_color_key(params);
+      plane.buf->to_device(plane.mat.total() * plane.mat.elemSize(), stream());
       reg.depth = depth_buf_.device();
       reg.out = static_cast<float*>(registered_buf_.device());
       if (mode == RegistrationMode::Resample) launch_resample(reg, map, decode, stream());
       else launch_reproject(reg, proj, decode, stream());
       registered_buf_.device_written();
       job.depth = registered_buf_.device();
-      job.mask = mask_buf_.device();
+      job.mask = plane.buf->device();
       job.out = static_cast<float*>(out_buf_.device());
       launch_mask(job, mask_p, stream());
       out_buf_.device_written();
       out_buf_.to_host(grid_bytes, stream());
     }, stream(), wait_);
   } else {
+    run_color_key(params);
     reg.depth = depth_buf_.host();
     reg.out = static_cast<float*>(registered_buf_.host());
     if (mode == RegistrationMode::Resample) resample_cpu(reg, map, decode);
     else reproject_cpu(reg, proj, decode);
     registered_buf_.host_written();
     job.depth = registered_buf_.host();
-    job.mask = mask_buf_.host();
+    job.mask = plane.buf->host();
     job.out = static_cast<float*>(out_buf_.host());
     mask_cpu(job, mask_p);
     out_buf_.host_written();

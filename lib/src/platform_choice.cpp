@@ -12,6 +12,19 @@ std::string cuda_version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+CompatInput compat_input(const PlatformInfo& p, const DeviceInfo& d) {
+  CompatInput in;
+  in.device_name = d.name;
+  in.cc_major = d.cc_major;
+  in.cc_minor = d.cc_minor;
+  in.integrated = d.integrated;
+  in.driver_version = p.driver_version;
+  in.runtime_version = p.runtime_version;
+  in.driver_release = p.driver_release;
+  in.build = p.build;
+  return in;
+}
+
 namespace {
 std::string cc(const DeviceInfo& d) { return std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor); }
 }  // namespace
@@ -25,6 +38,8 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
   else if (p.devices.empty()) why_not = p.problem.empty() ? "no CUDA device found" : p.problem;
   else if (!have_device)
     why_not = "CUDA device " + std::to_string(req.device) + " does not exist (" + std::to_string(p.devices.size()) + " found)";
+  else if (p.devices[static_cast<size_t>(req.device)].compat.level == CompatLevel::Fail)
+    why_not = p.devices[static_cast<size_t>(req.device)].compat.message;  // the guard: say why, not "no kernel image"
 
   if (req.kind == BackendKind::Cpu) {
     c.kind = BackendKind::Cpu;

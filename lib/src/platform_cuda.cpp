@@ -3,8 +3,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
+#include "depthmask/compat.h"
 #include "depthmask/detail/cuda_check.h"
+#include "depthmask/kernels/kernel_image.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/platform.h"
 
@@ -19,6 +23,15 @@ int attr_int(cudaDeviceAttr a, int dev) {
   int v = 0;
   return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
 }
+// The kernel module's release ("580.65.06") for messages; absent on some Jetsons and in containers
+// that do not see /proc/driver.
+std::string driver_release() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  if (!f) return "";
+  std::ostringstream os;
+  os << f.rdbuf();
+  return parse_nvidia_driver_release(os.str());
+}
 }  // namespace
 
 PlatformInfo probe_platform(int memory_device) {
@@ -27,11 +40,16 @@ PlatformInfo probe_platform(int memory_device) {
   p.runtime_version = CUDART_VERSION;
   (void)cudaRuntimeGetVersion(&p.runtime_version);
   if (cudaDriverGetVersion(&p.driver_version) != cudaSuccess) p.driver_version = 0;
+  p.driver_release = driver_release();
+  p.build = this_build_targets();
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     p.problem = std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+    // A driver older than the runtime (or none): say which and what to do, not only the error's name.
+    const CompatVerdict drv = check_driver(p.runtime_version, p.driver_version, p.build);
+    if (p.cuda_built && drv.level == CompatLevel::Fail) p.problem = drv.message + " [" + cudaGetErrorName(e) + "]";
     return p;
   }
   if (n == 0) {
@@ -57,14 +75,17 @@ PlatformInfo probe_platform(int memory_device) {
     d.managed_memory = attr(cudaDevAttrManagedMemory, i);
     d.concurrent_managed_access = attr(cudaDevAttrConcurrentManagedAccess, i);
     d.pageable_memory_access = attr(cudaDevAttrPageableMemoryAccess, i);
+    CompatInput ci = compat_input(p, d);
     if (memory_device != kAllDevices && memory_device != i) {
       // not asked for: no context on this device
     } else if (cudaSetDevice(i) == cudaSuccess) {
       switched = true;
       if (cudaMemGetInfo(&d.free_bytes, &d.total_bytes) != cudaSuccess) (void)cudaGetLastError();
+      ci.probe = probe_kernel_image();
     } else {
       (void)cudaGetLastError();
     }
+    d.compat = check_compat(ci);
     p.devices.push_back(d);
   }
   if (switched) (void)cudaSetDevice(current);

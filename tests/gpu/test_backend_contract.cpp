@@ -38,6 +38,9 @@ class BackendContract : public ::testing::TestWithParam<dm::BackendKind> {
     return v;
   }
 
+  void check_pointer_kinds(size_t bytes);
+  void check_round_trip(size_t bytes);
+
   std::unique_ptr<dm::MemoryBackend> backend_;
 };
 
@@ -71,8 +74,17 @@ TEST_P(BackendContract, LargeAllocationIsUsableAtBothEnds) {
   EXPECT_EQ(backend_->stats().deallocations, 1u);
 }
 
+// Small blocks come from cudaHostAlloc, large ones (>= 4 MiB) from the heap + cudaHostRegister
+// (detail/pinned_host.h): both sizes are checked.
 TEST_P(BackendContract, PointerKindsMatchTheStrategy) {
-  dm::Buffer b = backend_->allocate(4096);
+  for (const size_t bytes : {size_t{4096}, size_t{16} << 20}) {
+    SCOPED_TRACE(bytes);
+    check_pointer_kinds(bytes);
+  }
+}
+
+void BackendContract::check_pointer_kinds(size_t bytes) {
+  dm::Buffer b = backend_->allocate(bytes);
   if (!gpu()) {
     EXPECT_EQ(b.device(), nullptr);
     EXPECT_FALSE(backend_->device_executes());
@@ -105,7 +117,13 @@ TEST_P(BackendContract, PointerKindsMatchTheStrategy) {
 }
 
 TEST_P(BackendContract, RoundTripHostDeviceHost) {
-  const size_t n = 1 << 20;
+  for (const size_t bytes : {size_t{1} << 20, size_t{24} << 20}) {
+    SCOPED_TRACE(bytes);
+    check_round_trip(bytes);
+  }
+}
+
+void BackendContract::check_round_trip(size_t n) {
   dm::Buffer b = backend_->allocate(n);
   auto* h = static_cast<uint8_t*>(b.host());
   for (size_t i = 0; i < n; ++i) h[i] = static_cast<uint8_t>(i * 7 + 3);

@@ -122,8 +122,8 @@ class BackprojectBackendParity : public ::testing::TestWithParam<dm::BackendKind
 
 TEST_P(BackprojectBackendParity, XyzAndPlyEqualCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  auto gpu = dm::make_backend(dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform()), dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(GetParam());
   ASSERT_TRUE(gpu->device_executes());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   dm::Backprojector gold_bp(*cpu), bp(*gpu);

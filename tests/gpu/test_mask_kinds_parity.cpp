@@ -200,9 +200,8 @@ class MaskKindsBackendParity : public ::testing::TestWithParam<dm::BackendKind> 
 
 TEST_P(MaskKindsBackendParity, FrameSlotOutputEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  const auto choice = dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform());
-  auto gpu = dm::make_backend(choice, dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(GetParam());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(4242);
   for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(33, 31), cv::Size(13, 1), cv::Size(640, 480)}) {

@@ -154,9 +154,8 @@ class BackendParity : public ::testing::TestWithParam<dm::BackendKind> {};
 
 TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  const auto choice = dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform());
-  auto gpu = dm::make_backend(choice, dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(GetParam());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(42);
   // Sizes in an order that grows and shrinks the slot's buffers, so transfers of part of a buffer are covered.
@@ -185,9 +184,8 @@ TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
 // waits blocked (the batch pipeline's way) instead of spinning.
 TEST(CopyBands, EveryBandCountAndWaitEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  auto gpu = dm::make_backend(dm::choose_backend(dm::BackendConfig{dm::BackendKind::Copy, 0}, dmtest::platform()),
-                              dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(dm::BackendKind::Copy);
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   const std::vector<Rule> all_rules = rules();
   std::mt19937 rng(7);
@@ -271,13 +269,14 @@ std::unique_ptr<dmtest::DeviceImage> device_image(const cv::Mat& src, Layout l, 
   return r;
 }
 
-// All five variants, listed here (not from mask_kernel_variants()) so that the test names exist in
+// All six variants, listed here (not from mask_kernel_variants()) so that the test names exist in
 // every build; the test checks the build lists each one.
 const dm::MaskKernelVariant kVariants[] = {{dm::MaskBlockShape::Threads32x8, true},
                                            {dm::MaskBlockShape::Threads32x8, false},
                                            {dm::MaskBlockShape::Threads32x32, true},
                                            {dm::MaskBlockShape::Threads32x32, false},
-                                           {dm::MaskBlockShape::Rows256, true}};
+                                           {dm::MaskBlockShape::Rows256, true},
+                                           {dm::MaskBlockShape::Rows256x2, true}};
 
 std::string variant_name(const dm::MaskKernelVariant& v) {
   std::string n = dm::to_string(v);
@@ -340,6 +339,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kVariants),
                        ::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
                                          cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481), cv::Size(1920, 1080),
+                                         cv::Size(2085, 9),  // row256x2: a second block along the row
                                          cv::Size(5, 70000)),  // taller than a grid's 65535 rows of blocks
                        ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
                        ::testing::Values(Layout::Pitched, Layout::Packed, Layout::RoiSame, Layout::RoiMixed)),

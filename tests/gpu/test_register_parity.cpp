@@ -197,9 +197,8 @@ class RegisterBackendParity : public ::testing::TestWithParam<dm::BackendKind> {
 
 TEST_P(RegisterBackendParity, FrameSlotOutputEqualsCpuBackend) {
   DM_REQUIRE_GPU();
-  auto cpu = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "gold", false}, dmtest::platform());
-  const auto choice = dm::choose_backend(dm::BackendConfig{GetParam(), 0}, dmtest::platform());
-  auto gpu = dm::make_backend(choice, dmtest::platform());
+  auto cpu = dmtest::cpu_gold_backend();
+  auto gpu = dmtest::backend_of(GetParam());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> label(0, 3);

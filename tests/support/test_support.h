@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 #include <sys/wait.h>
 
+#include "depthmask/backend.h"
 #include "depthmask/platform.h"
 
 namespace dmtest {
@@ -136,6 +138,15 @@ inline std::string q(const fs::path& p) {
 inline const depthmask::PlatformInfo& platform() {
   static const depthmask::PlatformInfo p = depthmask::probe_platform();
   return p;
+}
+
+// The cpu backend the parity tests take as the gold, and the backend of `kind` as `auto`'s choice
+// machinery would make it (the GPU tests' side).
+inline std::unique_ptr<depthmask::MemoryBackend> cpu_gold_backend() {
+  return depthmask::make_backend(depthmask::BackendChoice{depthmask::BackendKind::Cpu, 0, "gold", false}, platform());
+}
+inline std::unique_ptr<depthmask::MemoryBackend> backend_of(depthmask::BackendKind kind) {
+  return depthmask::make_backend(depthmask::choose_backend(depthmask::BackendConfig{kind, 0}, platform()), platform());
 }
 
 // Why GPU tests cannot run here, or empty when they can.

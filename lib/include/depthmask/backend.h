@@ -41,6 +41,7 @@ struct Block {
   void* host = nullptr;
   void* device = nullptr;
   size_t bytes = 0;
+  bool host_registered = false;  // the backend's own note of how it page-locked `host`
 };
 
 // A move-only buffer owned through its backend (which must outlive it). Knows where its fresh copy

@@ -232,9 +232,14 @@ struct BenchReport {
 // Progress lines ("kernel 1920x1080 f32 copy ...") as the bench goes.
 using ProgressFn = std::function<void(const std::string&)>;
 
+// The report so far, after each section (the caller may write it: a long bench that is stopped or
+// runs out of time keeps what it measured).
+using CheckpointFn = std::function<void(const BenchReport&)>;
+
 // Runs every measurement the options ask for. Throws ConfigError for bad options; GPU problems
 // become "skipped" sections, a failed end-to-end size becomes a row with `error`.
-BenchReport run_bench(const BenchOptions& options, const ProgressFn& progress = {});
+BenchReport run_bench(const BenchOptions& options, const ProgressFn& progress = {},
+                      const CheckpointFn& checkpoint = {});
 
 // The targets checked against a report (filled into BenchReport::targets by run_bench).
 std::vector<TargetCheck> check_targets(const BenchReport& r);

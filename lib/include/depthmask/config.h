@@ -117,7 +117,7 @@ struct RunConfig {
   int frames_in_flight = 0;
 };
 
-// live.mask: masks besides the frames' own (the mask stream), AND-ed with it. Both empty: the mask
+// live.mask: masks besides the frames' own (the mask stream), AND-ed with it. All empty: the mask
 // stream alone, as before.
 struct LiveMaskConfig {
   // A region of interest for a fixed camera: 8- or 16-bit single channel, nonzero = keep; read once
@@ -129,6 +129,16 @@ struct LiveMaskConfig {
     double min = 0, max = 0;
   };
   std::optional<DepthBand> depth_band;
+  // Keep only pixels whose colour lies in (keep_inside) or outside (!keep_inside: green-screen
+  // removal) an HSV range, in OpenCV's 8-bit convention from the BGR colour image (H 0..179 = degrees
+  // / 2, S and V 0..255; kernels/.../color_key.h defines it exactly). Inclusive bounds; hue wraps
+  // through 0 when h[0] > h[1] (red: [170, 10]). load_config() guarantees the bounds and s[0] <= s[1],
+  // v[0] <= v[1]. Needs a source that delivers colour of the depth's size.
+  struct ColorKey {
+    int h[2] = {0, 179}, s[2] = {0, 255}, v[2] = {0, 255};
+    bool keep_inside = true;
+  };
+  std::optional<ColorKey> color_key;
 };
 
 // Live mode (`depthmask live`): where frames come from and how the runner bounds latency.

@@ -13,6 +13,7 @@
 #include "depthmask/backend.h"
 #include "depthmask/dataset.h"
 #include "depthmask/geometry.h"
+#include "depthmask/kernels/color_key.h"
 #include "depthmask/kernels/mask_rule.h"
 
 namespace depthmask {
@@ -86,6 +87,15 @@ class FrameSlot {
   // size. Throws ConfigError for reproject without a geometry. Defined in frame_registration.cpp.
   void set_registration(RegistrationMode mode, std::optional<CameraGeometry> geometry = std::nullopt);
 
+  // A colour key (color_key.h; live.mask.color_key) AND-ed with the mask test: run_mask() first runs
+  // the key pass on the backend (the GPU kernel or the CPU loop) into an 8-bit plane of test results
+  // (255 = the mask test and the key both keep the pixel), then masks with that plane and
+  // union_mask_params(params). With a key, set() and load() copy the colour image into a backend
+  // buffer (it only grows), and a frame whose colour is missing, not 8-bit BGR, or not the mask's size
+  // is rejected (InputError). nullopt (the default): no key. Throws std::invalid_argument for a key
+  // out of bounds.
+  void set_color_key(std::optional<ColorKey> key);
+
  private:
   cv::Mat decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf,
                       BufferMatAllocator& alloc);
@@ -94,6 +104,19 @@ class FrameSlot {
   void load_color(const FrameEntry& frame, bool want_color);
   // Registration, then masking of the registered float depth (frame_registration.cpp).
   void run_mask_registered(const MaskParams& params, RegistrationMode mode);
+  // The colour image into color_buf_ when a key is set (else kept as the caller's header).
+  void stage_color(const cv::Mat& color, const std::string& what);
+  // What the masking pass reads as its mask: the frame's mask with `params`, or with a colour key the
+  // key pass's plane (key_buf_, sized here) with union_mask_params(params).
+  struct MaskPlane {
+    Buffer* buf;
+    cv::Mat mat;
+    MaskParams params;
+  };
+  MaskPlane mask_plane(const MaskParams& params);
+  // The key pass into key_buf_: enqueued on stream() (device backends; call inside run_and_wait) or
+  // run by the CPU loop. Nothing without a key.
+  void run_color_key(const MaskParams& params);
 
   MemoryBackend* backend_;
   StreamHandle stream_;
@@ -107,6 +130,8 @@ class FrameSlot {
   RegistrationMode registration_ = RegistrationMode::None;
   std::optional<CameraGeometry> geometry_;
   Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only
+  std::optional<ColorKey> color_key_;
+  Buffer color_buf_, key_buf_;  // with a key: the BGR colour and the key pass's 8-bit plane; grow only
   int copy_bands_ = 0;
   InputLimits limits_;
   std::unique_ptr<detail::ChunkedMask> chunked_;  // made at the first frame that is split

@@ -12,7 +12,10 @@
 // live.mask adds masks to the frames' own, AND-ed: a static image (nonzero = keep) and a depth band
 // (the rule's depth range narrowed to it). A frame with its own mask and a static mask is masked by
 // one mask of test results (its mask test AND static != 0), made on the CPU before the copy; a frame
-// without a mask uses the static mask, else (depth band only) a mask that keeps everything.
+// without a mask uses the static mask, else (depth band or colour key only) a mask that keeps
+// everything. A colour key (an HSV range on the frame's colour, color_key.h) is evaluated by the frame
+// slot on the backend — the GPU kernel for GPU backends, the CPU loop for cpu — AND-ed with that mask
+// test before masking (FrameSlot::set_color_key).
 #pragma once
 
 #include <atomic>
@@ -85,7 +88,8 @@ class LiveObserver {
 // A frame that fails is counted and the run goes on; a sticky device error stops it and is thrown
 // (PlatformError). Throws OutputError when live.publish cannot be bound or output.dir written;
 // InputError when live.mask.static cannot be read (at once) or its size differs from the source's
-// frames (at the first frame).
+// frames (at the first frame), or when live.mask.color_key is set and a frame has no colour image or
+// one that is not 8-bit BGR of the depth's size (at that frame, naming it).
 LiveSummary run_live(const Config& config, MemoryBackend& backend, LiveSource& source, const LiveLimits& limits,
                      const std::atomic<bool>* stop, LiveObserver* observer = nullptr);
 

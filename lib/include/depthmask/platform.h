@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/compat.h"
 #include "depthmask/config.h"
 
 namespace depthmask {
@@ -20,6 +21,7 @@ struct DeviceInfo {
   bool concurrent_managed_access = false;  // cudaDevAttrConcurrentManagedAccess: prefetch, CPU+GPU at once
   bool pageable_memory_access = false;     // cudaDevAttrPageableMemoryAccess: GPU reads plain malloc memory
   size_t free_bytes = 0, total_bytes = 0;
+  CompatVerdict compat;  // can this binary's kernels run here (compat.h); Fail makes the device unusable
 };
 
 struct PlatformInfo {
@@ -27,15 +29,21 @@ struct PlatformInfo {
   int runtime_version = 0;   // CUDART_VERSION style, e.g. 13000
   int driver_version = 0;    // 0 when there is no driver
   std::string problem;       // why no device is usable, when devices is empty
+  std::string driver_release;  // "580.65.06" where /proc/driver/nvidia/version tells, else ""
+  BuildTargets build;        // the architectures and toolkit the kernels were built for
   std::vector<DeviceInfo> devices;
 };
 
-// Queries the CUDA driver and every device's attributes. Free/total memory needs a context on the
-// device, so it is read only for `memory_device` (all devices when kAllDevices): a run on a shared
-// multi-GPU node should not open contexts on GPUs it will not use. Never throws: problems land in
-// `problem`.
+// Queries the CUDA driver and every device's attributes. Free/total memory and the driver's choice of
+// kernel image need a context on the device, so they are read only for `memory_device` (all devices
+// when kAllDevices): a run on a shared multi-GPU node should not open contexts on GPUs it will not
+// use (the others get the compatibility verdict from the rules alone). Never throws: problems land
+// in `problem` and each device's `compat`.
 inline constexpr int kAllDevices = -1;
 PlatformInfo probe_platform(int memory_device = kAllDevices);
+
+// The compatibility guard's facts for device `d` of `p` (no driver probe: the caller adds one).
+CompatInput compat_input(const PlatformInfo& p, const DeviceInfo& d);
 
 // "13.0" from 13000.
 std::string cuda_version_string(int v);

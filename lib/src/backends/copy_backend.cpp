@@ -1,9 +1,10 @@
-// copy: device buffers (cudaMalloc) + pinned host staging (cudaHostAlloc); async H2D/D2H on the
-// backend's stream. Best on discrete GPUs, where the kernel then reads HBM instead of the bus.
+// copy: device buffers (cudaMalloc) + pinned host staging (detail/pinned_host.h); async H2D/D2H on
+// the backend's stream. Best on discrete GPUs, where the kernel then reads HBM instead of the bus.
 #include <spdlog/spdlog.h>
 
 #include "detail/backends.h"
 #include "detail/gpu_backend.h"
+#include "detail/pinned_host.h"
 
 namespace depthmask::detail {
 
@@ -11,7 +12,8 @@ namespace {
 
 class CopyBackend final : public GpuBackend {
  public:
-  explicit CopyBackend(const DeviceInfo& dev) : GpuBackend(BackendKind::Copy, dev) {}
+  explicit CopyBackend(const DeviceInfo& dev)
+      : GpuBackend(BackendKind::Copy, dev), register_host_(host_register_supported(dev.index)) {}
   bool shares_memory() const override { return false; }
   std::string describe() const override { return "copy: device buffers + pinned staging on " + on_device(); }
 
@@ -19,17 +21,19 @@ class CopyBackend final : public GpuBackend {
   Block do_allocate(size_t bytes) override {
     use_device(dev_.index);
     Block b;
-    DM_CUDA(cudaHostAlloc(&b.host, bytes, cudaHostAllocDefault));
+    const PinnedHost host = pinned_host_alloc(bytes, false, register_host_);
+    b.host = host.ptr;
+    b.host_registered = host.registered;
     const cudaError_t e = cudaMalloc(&b.device, bytes);
     if (e != cudaSuccess) {
-      DM_CUDA_NOTHROW(cudaFreeHost(b.host));
+      pinned_host_free(host);
       DM_CUDA(e);
     }
     return b;
   }
   void do_deallocate(Block b) noexcept override {
     DM_CUDA_NOTHROW(cudaFree(b.device));
-    DM_CUDA_NOTHROW(cudaFreeHost(b.host));
+    pinned_host_free(PinnedHost{b.host, b.host_registered});
   }
   void do_to_device(const Block& b, size_t offset, size_t bytes, CUstream_st* s) override {
     DM_CUDA(cudaMemcpyAsync(static_cast<char*>(b.device) + offset, static_cast<const char*>(b.host) + offset, bytes,
@@ -39,6 +43,8 @@ class CopyBackend final : public GpuBackend {
     DM_CUDA(cudaMemcpyAsync(static_cast<char*>(b.host) + offset, static_cast<const char*>(b.device) + offset, bytes,
                             cudaMemcpyDeviceToHost, s));
   }
+
+  bool register_host_;
 };
 
 }  // namespace

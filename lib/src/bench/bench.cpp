@@ -477,7 +477,7 @@ void live(const BenchOptions& o, const PlatformInfo& platform, const fs::path& w
 
 }  // namespace
 
-BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
+BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const CheckpointFn& checkpoint) {
   DM_EXPECT(!o.sizes.empty(), ConfigError, "bench: no sizes");
   DM_EXPECT(o.iterations >= 1 && o.iterations <= 1000000, ConfigError,
             "--iterations " << o.iterations << ": expected 1..1000000");
@@ -496,6 +496,12 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
   r.options = o;
   const PlatformInfo platform = probe_platform(o.device);
   r.machine = machine_info(platform, o.device);
+  const auto section_done = [&] {
+    if (!checkpoint) return;
+    r.targets = check_targets(r);
+    r.seconds = seconds_since(t0);
+    checkpoint(r);
+  };
 
   std::vector<SizeImages> images;
   for (const FrameSize& s : o.sizes) {
@@ -511,8 +517,10 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
   r.kernel = std::move(gpu.kernel);
   for (auto& f : gpu.failures) r.backends_skipped.push_back(std::move(f));
 
+  section_done();
   host_to_host(o, platform, images, params, say, r);
   cpu_single_thread(o, images, params, say, r);
+  section_done();
 
   if (!o.end_to_end) {
     r.end_to_end_skipped = "--skip-end-to-end";
@@ -527,6 +535,7 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress) {
         row.error = e.what();
         r.end_to_end.push_back(row);
       }
+      section_done();
     }
   }
 

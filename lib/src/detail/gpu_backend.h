@@ -2,7 +2,9 @@
 // synchronisation and the health check. CUDA builds only.
 #pragma once
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "depthmask/backend.h"
 #include "detail/cuda_stream.h"
@@ -20,13 +22,16 @@ class GpuBackend : public MemoryBackend {
   }
   void synchronize(CUstream_st* s) override { DM_CUDA(cudaStreamSynchronize(s != nullptr ? s : stream_.get())); }
   // An event with cudaEventBlockingSync: waiting on it sleeps whatever the device's schedule flags.
+  // Events are reused (one per thread waiting at once), not created per frame.
   void synchronize_blocking(CUstream_st* s) override {
-    cudaEvent_t e = nullptr;
-    DM_CUDA(cudaEventCreateWithFlags(&e, cudaEventBlockingSync | cudaEventDisableTiming));
+    cudaEvent_t e = take_event();
     const cudaError_t recorded = cudaEventRecord(e, s != nullptr ? s : stream_.get());
     const cudaError_t waited = recorded == cudaSuccess ? cudaEventSynchronize(e) : recorded;
-    DM_CUDA_NOTHROW(cudaEventDestroy(e));
+    give_back_event(e);
     DM_CUDA(waited);
+  }
+  ~GpuBackend() override {
+    for (cudaEvent_t e : events_) DM_CUDA_NOTHROW(cudaEventDestroy(e));
   }
   void make_current() override { use_device(dev_.index); }
   std::string health() override { return device_health(dev_.index); }
@@ -37,6 +42,29 @@ class GpuBackend : public MemoryBackend {
 
   DeviceInfo dev_;
   CudaStream stream_;
+
+ private:
+  cudaEvent_t take_event() {
+    {
+      const std::lock_guard<std::mutex> lock(events_mutex_);
+      if (!events_.empty()) {
+        cudaEvent_t e = events_.back();
+        events_.pop_back();
+        return e;
+      }
+    }
+    use_device(dev_.index);
+    cudaEvent_t e = nullptr;
+    DM_CUDA(cudaEventCreateWithFlags(&e, cudaEventBlockingSync | cudaEventDisableTiming));
+    return e;
+  }
+  void give_back_event(cudaEvent_t e) {
+    const std::lock_guard<std::mutex> lock(events_mutex_);
+    events_.push_back(e);
+  }
+
+  std::mutex events_mutex_;
+  std::vector<cudaEvent_t> events_;  // free blocking-sync events
 };
 
 }  // namespace depthmask::detail

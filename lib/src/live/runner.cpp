@@ -107,6 +107,18 @@ MaskParams live_mask_params(const Config& c) {
   return p;
 }
 
+// live.mask.color_key as the rule's key (config.cpp checked the bounds).
+std::optional<ColorKey> live_color_key(const Config& c) {
+  const auto& k = c.live.mask.color_key;
+  if (!k) return std::nullopt;
+  ColorKey key;
+  key.h_min = static_cast<uint8_t>(k->h[0]), key.h_max = static_cast<uint8_t>(k->h[1]);
+  key.s_min = static_cast<uint8_t>(k->s[0]), key.s_max = static_cast<uint8_t>(k->s[1]);
+  key.v_min = static_cast<uint8_t>(k->v[0]), key.v_max = static_cast<uint8_t>(k->v[1]);
+  key.keep_inside = k->keep_inside;
+  return key;
+}
+
 // live.mask.static, read once: 255 where the image is nonzero, 0 elsewhere (8- or 16-bit input).
 cv::Mat read_static_mask(const std::filesystem::path& file) {
   std::error_code ec;
@@ -188,10 +200,16 @@ class Runner {
       static_mask_ = read_static_mask(c.live.mask.static_file);
       spdlog::info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols, static_mask_.rows);
     }
+    const std::optional<ColorKey> key = live_color_key(c);
+    if (key)
+      spdlog::info("live: colour key h [{}, {}] s [{}, {}] v [{}, {}], keep {}, on the {}", key->h_min, key->h_max,
+                   key->s_min, key->s_max, key->v_min, key->v_max, key->keep_inside ? "inside" : "outside",
+                   b.device_executes() ? "GPU" : "CPU");
     pool_.reserve(static_cast<size_t>(c.live.buffers));
     free_.reserve(static_cast<size_t>(c.live.buffers));
     for (int i = 0; i < c.live.buffers; ++i) {
       pool_.push_back(std::make_unique<Item>(b));
+      pool_.back()->slot.set_color_key(key);  // the slot runs the key pass before masking
       free_.push_back(pool_.back().get());
     }
     if (c.live.output_every > 0) {
@@ -368,6 +386,7 @@ class Runner {
       }
       if (frame.captured == Clock::time_point{}) frame.captured = Clock::now();
       check_static_size(frame);  // a mismatch stops the run: every frame of a fixed camera would fail
+      check_color(frame);        // likewise: a source without (registered) colour never has it
       Item* it = take_slot();
       if (!it) break;
       it->meta.sequence = frame.sequence;
@@ -404,6 +423,25 @@ class Runner {
                                    << frame_size.height << "; expected the same size");
   }
 
+  // live.mask.color_key needs each frame's colour: 8-bit BGR of the depth's size. A frame without it
+  // stops the run (InputError naming the frame): a source that lacks colour, or whose colour is not
+  // registered to the depth, would fail every frame alike.
+  void check_color(const CapturedFrame& f) const {
+    if (!c_.live.mask.color_key) return;
+    const std::string frame = f.id.empty() ? std::to_string(f.sequence) : f.id;
+    DM_EXPECT(!f.color.empty(), InputError,
+              "live frame " << frame << " from " << source_.describe()
+                            << " has no color image, but live.mask.color_key needs one (registered to the depth, "
+                            << f.depth.cols << "x" << f.depth.rows << "); use a source that delivers color");
+    DM_EXPECT(f.color.type() == CV_8UC3, InputError,
+              "live frame " << frame << ": the color image has " << f.color.channels() << " channel(s) of OpenCV depth "
+                            << f.color.depth() << "; live.mask.color_key expects 8-bit BGR (CV_8UC3)");
+    DM_EXPECT(f.color.size() == f.depth.size(), InputError,
+              "live frame " << frame << ": the color image is " << f.color.cols << "x" << f.color.rows
+                            << " but the depth is " << f.depth.cols << "x" << f.depth.rows
+                            << "; live.mask.color_key needs color registered to the depth (the same size)");
+  }
+
   // The mask frame `f` is masked with (live.mask): its own (masked with params_); or mask-test results
   // (it.tests, masked with tests_params_): its own AND the static mask, the static mask alone, or all
   // 255 when the depth band alone decides.
@@ -417,10 +455,10 @@ class Runner {
       else and_tests<uint16_t>(f.mask, static_mask_, params_, it.combined);
       return it.combined;
     }
-    DM_EXPECT(c_.live.mask.depth_band.has_value(), InputError,
-              "the frame has no mask and neither live.mask.static nor live.mask.depth_band is set");
+    DM_EXPECT(c_.live.mask.depth_band.has_value() || c_.live.mask.color_key.has_value(), InputError,
+              "the frame has no mask and none of live.mask.static, live.mask.depth_band, live.mask.color_key is set");
     if (keep_all_.size() != f.depth.size()) keep_all_ = cv::Mat(f.depth.size(), CV_8UC1, cv::Scalar(255));
-    return keep_all_;
+    return keep_all_;  // the depth band and/or the colour key decide
   }
 
   bool stopping_now() {

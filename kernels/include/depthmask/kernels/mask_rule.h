@@ -178,6 +178,20 @@ DM_HD inline bool depth_in_range(float metres, const MaskParams& p) {
   return finite_f(metres) && metres > 0.0f && metres >= p.min_m && metres <= p.max_m;
 }
 
+// The common case: a threshold test, no labels, no invalid-raw markers, no APC encoding. Loops check
+// it once per call and then run on common_params(p): the same rule with those fields as constants,
+// so the compiler drops their loops and branches (the results cannot differ: the values are equal).
+DM_HD inline bool is_common_case(const MaskParams& p) {
+  return p.label_count == 0 && p.invalid_raw_count == 0 && !p.apc_encoding;
+}
+DM_HD inline MaskParams common_params(const MaskParams& p) {
+  MaskParams q = p;
+  q.label_count = 0;
+  q.invalid_raw_count = 0;
+  q.apc_encoding = false;
+  return q;
+}
+
 // One output pixel once the mask test is decided (by the pixel's own mask value, or by its erode
 // window): the stored depth sample is decoded, range-checked and scaled.
 DM_HD inline float depth_pixel(uint16_t stored, bool mask_keeps_pixel, const MaskParams& p) {

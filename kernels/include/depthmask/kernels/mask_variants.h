@@ -15,8 +15,9 @@ struct CUstream_st;
 namespace depthmask {
 
 // Threads per 32x32 output tile: 32x8 (each thread walks 4 rows) or 32x32 (one row each); or the
-// row walk: 256 threads along one row, blocks in memory order (vectorised only).
-enum class MaskBlockShape { Threads32x8, Threads32x32, Rows256 };
+// row walk: 256 threads along one row, blocks in memory order (vectorised only), one chunk of four
+// pixels per thread (Rows256) or two, 256 chunks apart, loaded before either is stored (Rows256x2).
+enum class MaskBlockShape { Threads32x8, Threads32x32, Rows256, Rows256x2 };
 
 struct MaskKernelVariant {
   MaskBlockShape shape = MaskBlockShape::Threads32x8;

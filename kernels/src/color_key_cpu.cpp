@@ -1,0 +1,79 @@
+// The colour key's CPU loop and argument checks: color_key_test() of color_key.h over rows, in
+// parallel with oneTBB, as the GPU kernel does per pixel.
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "depthmask/kernels/color_key.h"
+
+namespace depthmask {
+
+namespace {
+
+void check_range(const char* what, int lo, int hi, int max, bool may_wrap) {
+  if (lo > max || hi > max)
+    throw std::invalid_argument(std::string("color key: ") + what + " range [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "] exceeds 0.." + std::to_string(max));
+  if (!may_wrap && lo > hi)
+    throw std::invalid_argument(std::string("color key: ") + what + " range [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "] has min > max (only hue wraps)");
+}
+
+void check_plane(const char* name, const void* p, size_t step, size_t pixel_bytes, size_t align, int cols) {
+  if (p == nullptr) throw std::invalid_argument(std::string("color key job: ") + name + " pointer is null");
+  if (reinterpret_cast<uintptr_t>(p) % align != 0 || step % align != 0)
+    throw std::invalid_argument(std::string("color key job: ") + name + " pointer or row step is not aligned to " +
+                                std::to_string(align) + " bytes");
+  if (step < pixel_bytes * static_cast<size_t>(cols))
+    throw std::invalid_argument(std::string("color key job: ") + name + " row step " + std::to_string(step) +
+                                " bytes is shorter than a row of " + std::to_string(cols) + " pixels");
+}
+
+template <class MaskT>
+void run_rows(const ColorKeyJob& job, const MaskParams& p, const ColorKey& k) {
+  const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
+  const ImageView<const uint8_t> color{job.color, job.color_step, job.rows, job.cols};
+  const ImageView<uint8_t> out{job.out, job.out_step, job.rows, job.cols};
+  tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16), [&](const tbb::blocked_range<int>& r) {
+    for (int y = r.begin(); y != r.end(); ++y) {
+      const MaskT* m = mask.row(y);
+      const uint8_t* c = color.row(y);
+      uint8_t* o = out.row(y);
+      for (int x = 0; x < job.cols; ++x) o[x] = color_key_test(m[x], c + 3 * x, p, k);
+    }
+  });
+}
+
+}  // namespace
+
+void validate(const ColorKey& k) {
+  check_range("h", k.h_min, k.h_max, kHueMax, true);
+  check_range("s", k.s_min, k.s_max, 255, false);
+  check_range("v", k.v_min, k.v_max, 255, false);
+}
+
+void validate(const ColorKeyJob& job) {
+  if (job.rows < 0 || job.cols < 0)
+    throw std::invalid_argument("color key job: negative size " + std::to_string(job.cols) + "x" +
+                                std::to_string(job.rows));
+  if (job.rows == 0 || job.cols == 0) return;
+  const size_t mask_bytes = job.mask_type == MaskType::U8 ? 1 : 2;
+  check_plane("mask", job.mask, job.mask_step, mask_bytes, mask_bytes, job.cols);
+  check_plane("color", job.color, job.color_step, 3, 1, job.cols);
+  check_plane("output", job.out, job.out_step, 1, 1, job.cols);
+}
+
+void color_key_cpu(const ColorKeyJob& job, const MaskParams& params, const ColorKey& key) {
+  validate(job);
+  validate(params);
+  validate(key);
+  if (job.rows == 0 || job.cols == 0) return;
+  if (job.mask_type == MaskType::U8)
+    run_rows<uint8_t>(job, params, key);
+  else
+    run_rows<uint16_t>(job, params, key);
+}
+
+}  // namespace depthmask

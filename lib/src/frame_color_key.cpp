@@ -1,0 +1,74 @@
+// FrameSlot's colour key (live.mask.color_key): the colour image in a backend buffer, and the key pass
+// (color_key.h) that turns mask + colour into the plane of test results the masking pass then reads.
+// Apart from frame.cpp, as registration is, so the plain masking path stays short.
+#include <string>
+
+#include "depthmask/errors.h"
+#include "depthmask/frame.h"
+
+namespace depthmask {
+
+void FrameSlot::set_color_key(std::optional<ColorKey> key) {
+  if (key) validate(*key);
+  color_key_ = key;
+}
+
+void FrameSlot::stage_color(const cv::Mat& color, const std::string& what) {
+  if (!color_key_ || color.empty()) {
+    color_ = color;
+    return;
+  }
+  DM_EXPECT(color.type() == CV_8UC3, InputError,
+            what << " is " << color.channels() << "-channel of OpenCV depth " << color.depth()
+                 << "; the colour key (live.mask.color_key) expects 8-bit BGR (CV_8UC3)");
+  color_ = adopt(color, color_buf_);
+  color_buf_.host_written();
+}
+
+FrameSlot::MaskPlane FrameSlot::mask_plane(const MaskParams& params) {
+  if (!color_key_) return MaskPlane{&mask_buf_, mask_, params};
+  DM_EXPECT(!color_.empty(), InputError,
+            "the frame has no color image, but the colour key (live.mask.color_key) needs one: the source must "
+            "deliver color (registered to the depth, "
+                << mask_.cols << "x" << mask_.rows << ")");
+  if (color_.data != color_buf_.host()) stage_color(color_, "the frame's color image");  // key set after set()
+  DM_EXPECT(color_.size() == mask_.size(), InputError,
+            "the frame's color image is " << color_.cols << "x" << color_.rows << " but its mask is " << mask_.cols
+                                          << "x" << mask_.rows
+                                          << "; the colour key (live.mask.color_key) needs color registered to "
+                                             "the depth (the same size)");
+  const size_t bytes = mask_.total();
+  if (key_buf_.size() < bytes) {
+    key_buf_ = Buffer();
+    key_buf_ = backend_->allocate(bytes);
+  }
+  return MaskPlane{&key_buf_, cv::Mat(mask_.rows, mask_.cols, CV_8UC1, key_buf_.host()), union_mask_params(params)};
+}
+
+void FrameSlot::run_color_key(const MaskParams& params) {
+  if (!color_key_) return;
+  ColorKeyJob job;
+  job.mask_type = mask_.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
+  job.mask_step = mask_.step[0];
+  job.color_step = color_.step[0];
+  job.out_step = static_cast<size_t>(mask_.cols);
+  job.rows = mask_.rows;
+  job.cols = mask_.cols;
+  if (backend_->device_executes()) {
+    mask_buf_.to_device(mask_.total() * mask_.elemSize(), stream());
+    color_buf_.to_device(color_.total() * color_.elemSize(), stream());
+    job.mask = mask_buf_.device();
+    job.color = static_cast<const uint8_t*>(color_buf_.device());
+    job.out = static_cast<uint8_t*>(key_buf_.device());
+    launch_color_key(job, params, *color_key_, stream());
+    key_buf_.device_written();
+  } else {
+    job.mask = mask_buf_.host();
+    job.color = static_cast<const uint8_t*>(color_buf_.host());
+    job.out = static_cast<uint8_t*>(key_buf_.host());
+    color_key_cpu(job, params, *color_key_);
+    key_buf_.host_written();
+  }
+}
+
+}  // namespace depthmask

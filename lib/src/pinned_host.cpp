@@ -1,0 +1,65 @@
+#include "detail/pinned_host.h"
+
+#include <cuda_runtime_api.h>
+#include <sys/mman.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "depthmask/detail/cuda_check.h"
+
+namespace depthmask::detail {
+
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPage = 4096;
+}  // namespace
+
+bool host_register_supported(int device) {
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrHostRegisterSupported, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return v != 0;
+}
+
+PinnedHost pinned_host_alloc(size_t bytes, bool mapped, bool use_register) {
+  PinnedHost p;
+  if (!use_register || bytes < kRegisterFromBytes) {
+    DM_CUDA(cudaHostAlloc(&p.ptr, bytes, mapped ? cudaHostAllocMapped : cudaHostAllocDefault));
+    return p;
+  }
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* mem = std::aligned_alloc(kHugePage, rounded);
+  if (mem == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  (void)madvise(mem, rounded, MADV_HUGEPAGE);  // a hint: fewer pages to fault in and to pin
+#endif
+  // First touch (the kernel's zeroing of each page) on several threads; one byte per page is enough.
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, rounded, kHugePage), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i < r.end(); i += kPage) static_cast<volatile char*>(mem)[i] = 0;
+  });
+  const cudaError_t e = cudaHostRegister(mem, rounded, mapped ? cudaHostRegisterMapped : cudaHostRegisterDefault);
+  if (e != cudaSuccess) {
+    std::free(mem);
+    DM_CUDA(e);
+  }
+  p.ptr = mem;
+  p.registered = true;
+  return p;
+}
+
+void pinned_host_free(const PinnedHost& p) noexcept {
+  if (p.ptr == nullptr) return;
+  if (p.registered) {
+    DM_CUDA_NOTHROW(cudaHostUnregister(p.ptr));
+    std::free(p.ptr);
+  } else {
+    DM_CUDA_NOTHROW(cudaFreeHost(p.ptr));
+  }
+}
+
+}  // namespace depthmask::detail

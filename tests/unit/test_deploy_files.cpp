@@ -1,0 +1,320 @@
+// The deployment files cannot drift apart unnoticed. No Docker engine runs on the development or CI
+// machines, so these tests read the Dockerfiles, compose.yaml and the scripts as text and check what
+// keeps the images honest: every image installs packages with scripts/install-deps.sh and builds with
+// cmake/release-options.cmake through scripts/docker-steps.sh (the script CI runs too), the build
+// stages are CUDA devel images and the final ones runtime images, each image's architecture list
+// fits its GPUs, nothing at configure time downloads, compose's services have what `run` and `live`
+// need, and every config/*.yaml loads.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "depthmask/compat.h"
+#include "depthmask/config.h"
+#include "test_support.h"
+
+namespace dm = depthmask;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  EXPECT_TRUE(f.good()) << "cannot read " << p;
+  std::ostringstream os;
+  os << f.rdbuf();
+  return os.str();
+}
+
+fs::path repo() { return dmtest::source_dir(); }
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+// A Dockerfile as its instructions: continuation lines joined, comments dropped.
+struct Instruction {
+  std::string op;    // FROM, RUN, ARG ... (upper case as written)
+  std::string args;  // the rest, continuations joined with a space
+};
+
+std::vector<Instruction> parse_dockerfile(const fs::path& p) {
+  std::vector<Instruction> out;
+  std::istringstream is(read_text(p));
+  std::string line, pending;
+  while (std::getline(is, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    if (!line.empty() && line.back() == '\\') {
+      pending += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    pending += line;
+    const auto start = pending.find_first_not_of(" \t");
+    const auto sp = pending.find_first_of(" \t", start);
+    out.push_back({pending.substr(start, sp - start), sp == std::string::npos ? "" : pending.substr(sp + 1)});
+    pending.clear();
+  }
+  return out;
+}
+
+// ARG NAME=default values (quotes removed).
+std::map<std::string, std::string> arg_defaults(const std::vector<Instruction>& ins) {
+  std::map<std::string, std::string> m;
+  for (const Instruction& i : ins) {
+    if (i.op != "ARG") continue;
+    const auto eq = i.args.find('=');
+    if (eq == std::string::npos) continue;
+    std::string v = i.args.substr(eq + 1);
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    m[i.args.substr(0, eq)] = v;
+  }
+  return m;
+}
+
+// The stages: each FROM and the instructions up to the next one.
+struct Stage {
+  std::string from;
+  std::vector<Instruction> body;
+};
+std::vector<Stage> stages(const std::vector<Instruction>& ins) {
+  std::vector<Stage> out;
+  for (const Instruction& i : ins) {
+    if (i.op == "FROM") out.push_back({i.args, {}});
+    else if (!out.empty()) out.back().body.push_back(i);
+  }
+  return out;
+}
+
+std::string runs_of(const Stage& s) {
+  std::string r;
+  for (const Instruction& i : s.body)
+    if (i.op == "RUN") r += i.args + "\n";
+  return r;
+}
+
+// Commands that belong in the shared scripts, never in a Dockerfile's RUN.
+void expect_no_private_steps(const fs::path& file, const std::string& runs) {
+  static const std::regex own_step(R"((^|[\s;&|(])(cmake|apt-get|apt|pip3?|make|ninja|nvcc|ctest)(\s|$))");
+  std::smatch m;
+  EXPECT_FALSE(std::regex_search(runs, m, own_step))
+      << file << " runs '" << m.str(2) << "' itself: packages come from scripts/install-deps.sh and the build from "
+      << "scripts/docker-steps.sh (cmake/release-options.cmake), so the images, the README and CI stay alike";
+}
+
+void expect_image_shape(const fs::path& file) {
+  const std::vector<Instruction> ins = parse_dockerfile(file);
+  const std::vector<Stage> st = stages(ins);
+  ASSERT_GE(st.size(), 2u) << file << ": expected a build stage and a runtime stage";
+  std::string all_runs;
+  for (const Stage& s : st) all_runs += runs_of(s);
+  EXPECT_TRUE(has(all_runs, "bash scripts/docker-steps.sh build ")) << file << " must build with scripts/docker-steps.sh build";
+  EXPECT_TRUE(has(all_runs, "bash scripts/docker-steps.sh stage ")) << file << " must stage with scripts/docker-steps.sh stage";
+  expect_no_private_steps(file, all_runs);
+
+  const Stage& last = st.back();
+  const std::string last_runs = runs_of(last);
+  EXPECT_TRUE(has(last_runs, "docker-steps.sh runtime /opt/depthmask"))
+      << file << ": the runtime stage must install its packages with docker-steps.sh runtime (install-deps.sh --runtime)";
+  EXPECT_TRUE(has(last_runs, "docker-steps.sh user ")) << file << ": the runtime stage must create its user";
+  std::map<std::string, std::string> last_ops;
+  for (const Instruction& i : last.body) last_ops[i.op] = i.args;
+  EXPECT_TRUE(last_ops.count("USER") && last_ops["USER"] != "root" && last_ops["USER"] != "0")
+      << file << ": the image must run as a non-root USER";
+  EXPECT_EQ(last_ops["ENTRYPOINT"], R"(["depthmask"])") << file;
+  EXPECT_TRUE(has(last_ops["HEALTHCHECK"], "healthcheck.sh")) << file << ": HEALTHCHECK must run docker/healthcheck.sh";
+  EXPECT_TRUE(has(last_ops["ENV"], "DEPTHMASK_IMAGE=")) << file << ": name the image for the compatibility guard";
+  EXPECT_TRUE(fs::exists(repo() / "docker" / "healthcheck.sh"));
+}
+
+// Resolves YAML merge keys ("<<: *anchor" or a list of them) the way compose does: the map's own keys
+// win, then the merged maps in order.
+YAML::Node merged(const YAML::Node& n) {
+  if (!n.IsMap()) return n;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : n)
+    if (kv.first.as<std::string>() != "<<") out[kv.first.as<std::string>()] = kv.second;
+  if (const YAML::Node m = n["<<"]) {
+    std::vector<YAML::Node> sources;
+    if (m.IsSequence())
+      for (const auto& s : m) sources.push_back(s);
+    else
+      sources.push_back(m);
+    for (const YAML::Node& s : sources)
+      for (const auto& kv : merged(s))
+        if (!out[kv.first.as<std::string>()]) out[kv.first.as<std::string>()] = kv.second;
+  }
+  return out;
+}
+
+// "${VAR:-default}" -> "default", as compose substitutes with VAR unset.
+std::string with_defaults(std::string s) {
+  static const std::regex var(R"(\$\{[A-Z_]+:-([^}]*)\})");
+  return std::regex_replace(s, var, "$1");
+}
+
+}  // namespace
+
+TEST(DeployFiles, DockerfilesUseTheSharedScriptsAndStageShape) {
+  expect_image_shape(repo() / "docker" / "Dockerfile");
+  expect_image_shape(repo() / "docker" / "Dockerfile.jetson");
+}
+
+TEST(DeployFiles, X86ImageBuildsOnCudaDevelAndRunsOnTheMatchingRuntime) {
+  const std::vector<Instruction> ins = parse_dockerfile(repo() / "docker" / "Dockerfile");
+  const std::vector<Stage> st = stages(ins);
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].from, "nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION} AS build");
+  EXPECT_EQ(st[1].from, "nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu${UBUNTU_VERSION}");
+  auto args = arg_defaults(ins);
+  EXPECT_EQ(args["CUDA_VERSION"].substr(0, 3), "13.") << "the x86_64 image is CUDA 13.x";
+  const dm::BuildTargets t = dm::parse_cuda_architectures(args["CUDA_ARCHITECTURES"], 13000);
+  EXPECT_TRUE(t.known);
+  for (const dm::CudaArch& a : t.sass)
+    EXPECT_FALSE(dm::is_tegra_cc(a.cc / 10, a.cc % 10)) << "x86_64 image carries Jetson SASS sm_" << a.cc;
+  EXPECT_FALSE(t.ptx.empty()) << "the x86_64 image needs PTX of its newest architecture for later GPUs";
+}
+
+TEST(DeployFiles, JetsonImageHasOneStagePairPerJetPackAndItsOwnSm) {
+  const std::vector<Instruction> ins = parse_dockerfile(repo() / "docker" / "Dockerfile.jetson");
+  auto args = arg_defaults(ins);
+  EXPECT_EQ(args["JETPACK"], "6");
+  EXPECT_TRUE(has(args["JP6_BUILD_IMAGE"], "l4t-jetpack:r36.")) << args["JP6_BUILD_IMAGE"];
+  EXPECT_TRUE(has(args["JP6_RUNTIME_IMAGE"], "l4t-cuda:12.") && has(args["JP6_RUNTIME_IMAGE"], "-runtime"))
+      << args["JP6_RUNTIME_IMAGE"];
+  EXPECT_TRUE(has(args["JP7_BUILD_IMAGE"], ":13.") && has(args["JP7_BUILD_IMAGE"], "-devel-")) << args["JP7_BUILD_IMAGE"];
+  EXPECT_TRUE(has(args["JP7_RUNTIME_IMAGE"], ":13.") && has(args["JP7_RUNTIME_IMAGE"], "-runtime-"))
+      << args["JP7_RUNTIME_IMAGE"];
+  // A Jetson runs only SASS of its own sm: Orin 8.7 on JetPack 6, Thor 11.0 on JetPack 7.
+  const dm::BuildTargets jp6 = dm::parse_cuda_architectures(args["JP6_CUDA_ARCHITECTURES"], 12060);
+  const dm::BuildTargets jp7 = dm::parse_cuda_architectures(args["JP7_CUDA_ARCHITECTURES"], 13000);
+  ASSERT_EQ(jp6.sass.size(), 1u);
+  EXPECT_EQ(jp6.sass[0].cc, 87);
+  ASSERT_EQ(jp7.sass.size(), 1u);
+  EXPECT_EQ(jp7.sass[0].cc, 110);
+  // The guard's verdicts for the two images on the two Jetsons.
+  auto verdict = [](const dm::BuildTargets& b, int major, int minor) {
+    dm::CompatInput in;
+    in.cc_major = major, in.cc_minor = minor, in.integrated = true;
+    in.driver_version = in.runtime_version = b.toolkit_version;
+    in.build = b;
+    return dm::check_compat(in).level;
+  };
+  EXPECT_EQ(verdict(jp6, 8, 7), dm::CompatLevel::Ok);
+  EXPECT_EQ(verdict(jp7, 11, 0), dm::CompatLevel::Ok);
+  EXPECT_EQ(verdict(jp6, 11, 0), dm::CompatLevel::Fail);
+  EXPECT_EQ(verdict(jp7, 8, 7), dm::CompatLevel::Fail);
+  // Each JetPack selects its own build and runtime stage.
+  std::string froms;
+  for (const Instruction& i : ins)
+    if (i.op == "FROM") froms += i.args + "\n";
+  EXPECT_TRUE(has(froms, "build-jetpack${JETPACK} AS build")) << froms;
+  EXPECT_TRUE(has(froms, "runtime-jetpack${JETPACK}")) << froms;
+}
+
+TEST(DeployFiles, TheSharedStepsUseInstallDepsAndTheReleaseOptions) {
+  const std::string steps = read_text(repo() / "scripts" / "docker-steps.sh");
+  EXPECT_TRUE(has(steps, "bash scripts/install-deps.sh\n")) << "docker-steps.sh build must install with install-deps.sh";
+  EXPECT_TRUE(has(steps, "-C cmake/release-options.cmake")) << "docker-steps.sh must configure with the release options";
+  EXPECT_TRUE(has(steps, "install-deps.sh\" --runtime ")) << "the runtime step must use install-deps.sh --runtime";
+  // The README's commands (Makefile) and CI build with the same options and packages.
+  const std::string make = read_text(repo() / "Makefile");
+  EXPECT_TRUE(has(make, "bash scripts/install-deps.sh")) << "Makefile";
+  EXPECT_TRUE(has(make, "-C cmake/release-options.cmake")) << "Makefile must configure with cmake/release-options.cmake";
+  const std::string ci = read_text(repo() / ".ci" / "run");
+  EXPECT_TRUE(has(ci, "bash scripts/install-deps.sh")) << ".ci/run";
+  EXPECT_TRUE(has(ci, "scripts/docker-steps.sh build ")) << ".ci/run must run the images' build steps";
+  EXPECT_TRUE(has(ci, "docker-steps.sh runtime ")) << ".ci/run must run the images' runtime steps";
+  // Offline builds: nothing in the build downloads.
+  for (auto it = fs::recursive_directory_iterator(repo()); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && (name.rfind("build", 0) == 0 || name[0] == '.' || name == "out" || name == "data")) {
+      it.disable_recursion_pending();  // build trees hold CMake's own files, not ours
+      continue;
+    }
+    if (name != "CMakeLists.txt" && it->path().extension() != ".cmake") continue;
+    const std::string rel = fs::relative(it->path(), repo()).string();
+    const std::string text = read_text(it->path());
+    for (const char* bad : {"FetchContent", "ExternalProject", "file(DOWNLOAD", "CPMAddPackage"})
+      EXPECT_FALSE(has(text, bad)) << rel << " uses " << bad << ": configure must not need the network";
+  }
+}
+
+TEST(DeployFiles, ComposeServicesForRunAndLiveOnX86AndJetson) {
+  const YAML::Node doc = YAML::LoadFile((repo() / "docker" / "compose.yaml").string());
+  const YAML::Node services = doc["services"];
+  ASSERT_TRUE(services.IsMap());
+  for (const char* name : {"run", "live", "run-jetson", "live-jetson"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(services[name]) << "compose.yaml has no service " << name;
+    const YAML::Node s = merged(services[name]);
+    ASSERT_TRUE(s.IsMap());
+    const bool jetson = has(name, "jetson"), live = has(name, "live");
+    const std::string dockerfile = s["build"]["dockerfile"].as<std::string>();
+    EXPECT_EQ(dockerfile, jetson ? "docker/Dockerfile.jetson" : "docker/Dockerfile");
+    EXPECT_TRUE(fs::exists(repo() / "docker" / s["build"]["context"].as<std::string>() / dockerfile));
+    if (jetson) {
+      EXPECT_EQ(s["runtime"].as<std::string>(""), "nvidia");
+    } else {
+      const YAML::Node dev = s["deploy"]["resources"]["reservations"]["devices"][0];
+      EXPECT_EQ(dev["driver"].as<std::string>(""), "nvidia");
+      EXPECT_EQ(dev["capabilities"][0].as<std::string>(""), "gpu");
+    }
+    std::string volumes;
+    for (const auto& v : s["volumes"]) volumes += with_defaults(v.as<std::string>()) + "\n";
+    EXPECT_TRUE(has(volumes, ":/data:ro") && has(volumes, ":/out\n") && has(volumes, ":/config:ro")) << volumes;
+    std::vector<std::string> cmd;
+    for (const auto& c : s["command"]) cmd.push_back(with_defaults(c.as<std::string>()));
+    ASSERT_GE(cmd.size(), 3u);
+    EXPECT_EQ(cmd[0], live ? "live" : "run");
+    ASSERT_EQ(cmd[1], "--config");
+    ASSERT_EQ(cmd[2].rfind("/config/", 0), 0u) << cmd[2];
+    EXPECT_TRUE(fs::exists(repo() / "config" / cmd[2].substr(8))) << cmd[2] << " is not in config/";
+    if (live) {
+      std::string devices;
+      for (const auto& d : s["devices"]) devices += with_defaults(d.as<std::string>());
+      EXPECT_TRUE(has(devices, "/dev/video")) << "live needs the camera device";
+      EXPECT_EQ(s["restart"].as<std::string>(""), "unless-stopped");
+      EXPECT_TRUE(s["environment"]["DEPTHMASK_HEALTH_ENDPOINT"]) << "the healthcheck needs live's endpoint";
+      const std::string joined = [&] {
+        std::string j;
+        for (const auto& c : cmd) j += c + " ";
+        return j;
+      }();
+      EXPECT_TRUE(has(joined, "--publish tcp://0.0.0.0:5555")) << joined;
+    } else {
+      EXPECT_EQ(s["restart"].as<std::string>(""), "no");
+    }
+  }
+}
+
+TEST(DeployFiles, PlatformConfigsLoadAndSayWhy) {
+  const std::map<std::string, dm::BackendKind> expected = {
+      {"jetson-orin.yaml", dm::BackendKind::ZeroCopy}, {"jetson-thor.yaml", dm::BackendKind::ZeroCopy},
+      {"desktop-gpu.yaml", dm::BackendKind::Copy},     {"cpu.yaml", dm::BackendKind::Cpu},
+      {"default.yaml", dm::BackendKind::Auto}};
+  for (const auto& [file, kind] : expected) {
+    SCOPED_TRACE(file);
+    const fs::path p = repo() / "config" / file;
+    const dm::Config c = dm::load_config(p, {});
+    EXPECT_EQ(c.backend.kind, kind);
+    EXPECT_EQ(read_text(p).rfind("# ", 0), 0u) << file << " must open with comments saying why its settings suit it";
+  }
+  EXPECT_TRUE(has(read_text(repo() / "config" / "jetson-orin.yaml"), "Xavier"));
+  EXPECT_TRUE(has(read_text(repo() / "config" / "jetson-thor.yaml"), "pageableMemoryAccess"));
+  EXPECT_FALSE(fs::exists(repo() / "config" / "jetson.yaml")) << "split into jetson-orin.yaml and jetson-thor.yaml";
+}
+
+TEST(DeployFiles, DeployGuideNamesTheImagesTheDockerfilesUse) {
+  const std::string guide = read_text(repo() / "docs" / "DEPLOY.md");
+  auto jetson = arg_defaults(parse_dockerfile(repo() / "docker" / "Dockerfile.jetson"));
+  for (const char* arg : {"JP6_BUILD_IMAGE", "JP6_RUNTIME_IMAGE", "JP7_BUILD_IMAGE", "JP7_RUNTIME_IMAGE"})
+    EXPECT_TRUE(has(guide, jetson[arg])) << "docs/DEPLOY.md does not name " << arg << " = " << jetson[arg];
+  auto x86 = arg_defaults(parse_dockerfile(repo() / "docker" / "Dockerfile"));
+  EXPECT_TRUE(has(guide, "nvidia/cuda:" + x86["CUDA_VERSION"] + "-runtime-ubuntu" + x86["UBUNTU_VERSION"]))
+      << "docs/DEPLOY.md does not name the x86_64 runtime image";
+}
