@@ -74,6 +74,8 @@ if [ "$parts" != tests ]; then
     step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "${gpu_tests[@]}" \
       --gtest_filter="-$skip"
     step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "${gpu_tests[@]}" --gtest_filter='Sizes/*'
+    # Reads of device memory nothing wrote (docs/RELIABILITY.md), over the same tests as memcheck.
+    step initcheck compute-sanitizer --tool initcheck --error-exitcode 9 "${gpu_tests[@]}" --gtest_filter="-$skip"
   else
     rows+=("compute-sanitizer          not found on this machine")
   fi

@@ -3,6 +3,7 @@
 # Idempotent: packages already present are left alone, and apt runs only when something is missing.
 # Used by the README's commands, by CI (.ci/run) and by the Docker images.
 #   scripts/install-deps.sh                        build + test dependencies
+#   scripts/install-deps.sh --sanitizers           the same and clang for scripts/sanitize.sh, fuzz.sh
 #   scripts/install-deps.sh --runtime-list BIN...   print the packages that own BIN's shared libraries
 #   scripts/install-deps.sh --runtime FILE          install the packages FILE lists (one a line): the
 #                                                   runtime image's libraries, listed in the build stage
@@ -49,8 +50,14 @@ if [ "${1:-}" = "--runtime-list" ]; then
   } | sort -u
   exit 0
 fi
+# --sanitizers: the build packages and what the sanitizer and fuzz builds need (scripts/sanitize.sh,
+# scripts/fuzz.sh): clang 14 and its ASan, UBSan and libFuzzer runtimes, libclang-rt-14-dev (only
+# recommended by clang-14; Ubuntu 22.04 has no such package and ships them in libclang-common-14-dev).
+sanitizer_pkgs=(clang-14)
+[ "$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")" = "jammy" ] || sanitizer_pkgs+=(libclang-rt-14-dev)
 
 pkgs=("${build_pkgs[@]}")
+[ "${1:-}" = "--sanitizers" ] && pkgs+=("${sanitizer_pkgs[@]}")
 if [ "${1:-}" = "--runtime" ]; then
   [ -f "${2:-}" ] || { echo "install-deps: --runtime needs the package list made by --runtime-list" >&2; exit 2; }
   mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$2")

@@ -20,7 +20,8 @@ namespace {
 // from 1.0-1.3 to 0.5-0.7 up to 1080p and from 1.3-1.4 to 0.4-0.9 at 4K (noisy shared host; u16 depth
 // 2.7-3.4x faster); non-temporal stores for 4K frames measured no better there and were left out
 // (depthmask_microbench --benchmark_filter='^(CpuMask|CopyTo)/.*/threads:1$'). aarch64 keeps the plain loop.
-#if defined(__x86_64__) && defined(__GNUC__)
+// clang (the sanitizer and fuzz builds) does not clone function templates: the plain loop there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define DM_CPU_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define DM_CPU_CLONES

@@ -334,7 +334,7 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
   r.each("", root, {"input", "depth", "mask", "registration", "output", "backend", "run", "live", "logging"}, [&](const std::string& section, const std::string&, const YAML::Node& s) {
     if (s.IsNull()) return;  // "mask:" with nothing under it: no changes
     if (section == "input") {
-      r.each("input", s, {"layout", "root", "depth", "mask", "color", "intrinsics", "max_time_diff", "object", "bop_masks"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("input", s, {"layout", "root", "depth", "mask", "color", "intrinsics", "max_time_diff", "object", "bop_masks", "allow_paths_outside_root", "max_file_bytes", "max_image_pixels"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "layout") c.input.layout = r.enumeration<InputLayout>(full, v, parse_input_layout, "auto, pattern, apc, 7scenes, bop, tum, ycbineoat");
         else if (k == "max_time_diff") {
           c.input.max_time_diff = r.finite_number(full, v);
@@ -344,7 +344,10 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
           c.input.bop_masks = r.str(full, v);
           if (c.input.bop_masks != "mask_visib" && c.input.bop_masks != "mask")
             r.fail(full, v, "invalid value '" + v.Scalar() + "'; allowed values: mask_visib, mask");
-        } else if (k == "root") c.input.root = r.path(full, v);
+        } else if (k == "allow_paths_outside_root") c.input.allow_paths_outside_root = r.boolean(full, v);
+        else if (k == "max_file_bytes") c.input.max_file_bytes = static_cast<uint64_t>(r.integer(full, v, 1, std::numeric_limits<int32_t>::max()));
+        else if (k == "max_image_pixels") c.input.max_image_pixels = static_cast<uint64_t>(r.integer(full, v, 1, std::numeric_limits<int32_t>::max()));
+        else if (k == "root") c.input.root = r.path(full, v);
         else if (k == "depth") c.input.depth = check_pattern(r, full, v, false);
         else if (k == "mask") c.input.mask = check_pattern(r, full, v, false);
         else if (k == "color") c.input.color = v.IsNull() ? std::string() : check_pattern(r, full, v, true);
@@ -449,7 +452,9 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else if (k == "fsync") c.output.fsync = r.boolean(full, v);
         else if (k == "invalid") {
           const double x = r.number(full, v);
-          if (std::isinf(x)) r.fail(full, v, "expected 0, nan or a finite number, got '" + v.Scalar() + "'");
+          // Beyond float's range the conversion below would be undefined behaviour (UBSan).
+          if (std::isinf(x) || std::fabs(x) > std::numeric_limits<float>::max())
+            r.fail(full, v, "expected 0, nan or a finite 32-bit float number, got '" + v.Scalar() + "'");
           c.output.invalid = static_cast<float>(x);
         } else {
           std::vector<OutputFormat> f;
@@ -565,19 +570,27 @@ Override parse_override(const std::string& text, const std::string& origin) {
   return Override{text.substr(0, eq), text.substr(eq + 1), origin};
 }
 
-Config load_config(const std::optional<fs::path>& file, const std::vector<Override>& overrides, const fs::path& cwd) {
+namespace {
+
+// A configuration file's text, its name as messages show it and the folder its relative paths resolve against.
+struct ConfigText {
+  const std::string& yaml;
+  const std::string& name;
+  const fs::path& base;
+};
+
+Config build_config(const ConfigText* file, const std::vector<Override>& overrides, const fs::path& cwd) {
   Config c;
   c.input.root = cwd;
   c.output.dir = cwd / "out";
   if (file) {
-    const fs::path abs = file->is_absolute() ? *file : (cwd / *file);
-    const YAML::Node root = load_yaml_text(read_text(abs, "config file"), file->string());
+    const YAML::Node root = load_yaml_text(file->yaml, file->name);
     if (root && !root.IsNull() && !root.IsMap())
-      throw ConfigError(file->string() + ": the top level must be a map of sections (input, depth, mask, output, backend, run, live, logging)");
-    const fs::path base = abs.parent_path();
+      throw ConfigError(file->name + ": the top level must be a map of sections (input, depth, mask, output, backend, run, live, logging)");
+    const fs::path& base = file->base;
     c.input.root = base;
     c.output.dir = base / "out";
-    apply(c, root, Origin{file->string(), base, true});
+    apply(c, root, Origin{file->name, base, true});
   }
   for (const Override& ov : overrides) {
     // A key=value expression is quoted whole; a literal (a dedicated flag) by its origin and value.
@@ -626,6 +639,20 @@ Config load_config(const std::optional<fs::path>& file, const std::vector<Overri
     }
   }
   return c;
+}
+
+}  // namespace
+
+Config load_config(const std::optional<fs::path>& file, const std::vector<Override>& overrides, const fs::path& cwd) {
+  if (!file) return build_config(nullptr, overrides, cwd);
+  const fs::path abs = file->is_absolute() ? *file : (cwd / *file);
+  return load_config_text(read_text(abs, "config file"), file->string(), abs.parent_path(), overrides, cwd);
+}
+
+Config load_config_text(const std::string& yaml, const std::string& name, const fs::path& base_dir,
+                        const std::vector<Override>& overrides, const fs::path& cwd) {
+  const ConfigText text{yaml, name, base_dir};
+  return build_config(&text, overrides, cwd);
 }
 
 namespace {
@@ -689,6 +716,9 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   if (c.input.object.empty()) e << YAML::Null;
   else e << c.input.object;
   e << YAML::Key << "bop_masks" << YAML::Value << c.input.bop_masks;
+  e << YAML::Key << "allow_paths_outside_root" << YAML::Value << c.input.allow_paths_outside_root;
+  e << YAML::Key << "max_file_bytes" << YAML::Value << c.input.max_file_bytes;
+  e << YAML::Key << "max_image_pixels" << YAML::Value << c.input.max_image_pixels;
   e << YAML::EndMap;
   e << YAML::Key << "depth" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "scale" << YAML::Value; emit_number(e, c.depth.scale);

@@ -12,6 +12,7 @@
 #include "depthmask/kernels/mask_variants.h"
 #include "depthmask/registration.h"
 #include "detail/chunked_mask.h"
+#include "detail/image_header.h"
 #include "detail/png_palette.h"
 
 namespace fs = std::filesystem;
@@ -38,7 +39,7 @@ void enable_exr_decoding() {
   (void)done;
 }
 
-void read_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes) {
+void read_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes, const InputLimits& limits) {
   std::error_code ec;
   DM_EXPECT(fs::exists(file, ec), InputError, what << " file '" << file.string() << "' does not exist");
   DM_EXPECT(!fs::is_directory(file, ec), InputError, what << " file '" << file.string() << "' is a folder, not an image");
@@ -46,6 +47,9 @@ void read_file(const fs::path& file, const std::string& what, std::vector<uint8_
   DM_EXPECT(in, InputError, what << " file '" << file.string() << "' cannot be opened for reading");
   const std::streamoff n = in.tellg();
   DM_EXPECT(n > 0, InputError, what << " file '" << file.string() << "' is empty");
+  DM_EXPECT(static_cast<uint64_t>(n) <= limits.max_file_bytes, InputError,
+            what << " file '" << file.string() << "' is " << n << " bytes; expected at most " << limits.max_file_bytes
+                 << " (input.max_file_bytes), so it is not read");
   bytes.resize(static_cast<size_t>(n));
   in.seekg(0);
   DM_EXPECT(in.read(reinterpret_cast<char*>(bytes.data()), n), InputError,
@@ -97,6 +101,8 @@ MaskParams mask_params(const Config& c) {
   p.erode = c.mask.erode;
   return p;
 }
+
+InputLimits input_limits(const Config& c) { return InputLimits{c.input.max_file_bytes, c.input.max_image_pixels}; }
 
 MaskParams union_mask_params(const MaskParams& params) {
   MaskParams p = params;
@@ -191,17 +197,13 @@ cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
 }
 
 cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffer& buf, BufferMatAllocator& alloc) {
-  read_file(file, what, file_bytes_);
+  read_file(file, what, file_bytes_, limits_);
+  detail::check_image_size(file_bytes_.data(), file_bytes_.size(), limits_.max_image_pixels, what, file.string());
   // Indexed-colour PNG masks: palette indices are the labels, and OpenCV would expand them to BGR.
   if (what == "mask") {
     const auto png = detail::png_header(file_bytes_.data(), file_bytes_.size());
     if (png && png->color_type == detail::kPngColorPalette) {
-      // OpenCV's default limit (CV_IO_MAX_IMAGE_PIXELS) keeps a corrupt header from asking for gigabytes.
-      DM_EXPECT(png->width > 0 && png->height > 0 && png->width <= (1u << 20) && png->height <= (1u << 20) &&
-                    uint64_t{png->width} * png->height <= (uint64_t{1} << 30),
-                InputError,
-                "mask file '" << file.string() << "' is an indexed-colour PNG of " << png->width << "x" << png->height
-                              << " pixels; expected a size from 1x1 up to 2^30 pixels");
+      // check_image_size() above bounded the header's size (input.max_image_pixels).
       const size_t need = size_t{png->width} * png->height;
       if (buf.size() < need) {
         buf = Buffer();
@@ -223,6 +225,10 @@ cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Bu
   }
   DM_EXPECT(!dst.empty(), InputError,
             what << " file '" << file.string() << "' could not be decoded: corrupt, truncated or not an image format OpenCV reads");
+  // Formats whose header check_image_size() does not read are bounded here, after decoding.
+  DM_EXPECT(dst.total() <= limits_.max_image_pixels, InputError,
+            what << " file '" << file.string() << "' is " << dst.cols << "x" << dst.rows << " pixels; expected at most "
+                 << limits_.max_image_pixels << " pixels (input.max_image_pixels)");
   if (what == "depth") check_depth_type(dst, file.string());
   else check_mask_type(dst, file.string());
   // A larger frame than the buffer holds was decoded into OpenCV's memory: grow the buffer, copy once.
@@ -261,7 +267,8 @@ void FrameSlot::load(const FrameEntry& f, bool want_color) {
 void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
   color_ = cv::Mat();
   if (want_color && !f.color.empty()) {
-    read_file(f.color, "color", file_bytes_);
+    read_file(f.color, "color", file_bytes_, limits_);
+    detail::check_image_size(file_bytes_.data(), file_bytes_.size(), limits_.max_image_pixels, "color", f.color.string());
     cv::Mat c;
     try {
       c = cv::imdecode(cv::_InputArray(file_bytes_.data(), static_cast<int>(file_bytes_.size())), cv::IMREAD_COLOR);

@@ -1,6 +1,7 @@
 #include "depthmask/geometry.h"
 
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "depthmask/errors.h"
@@ -24,8 +25,11 @@ Intrinsics intrinsics_from(const Block& b, const std::filesystem::path& file) {
 }  // namespace
 
 CameraGeometry read_apc_cam_info(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  DM_EXPECT(in, InputError, "cannot read camera file '" << file.string() << "': no such file or not readable");
+  return parse_apc_cam_info(detail::read_text_file(file, "camera file"), file);
+}
+
+CameraGeometry parse_apc_cam_info(const std::string& text, const std::filesystem::path& file) {
+  std::istringstream in(text);
   std::vector<Block> blocks;
   std::string line;
   int lineno = 0;

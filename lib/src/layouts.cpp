@@ -57,8 +57,7 @@ std::optional<std::string> seven_scenes_frames(const fs::path& root) {
 
 // APC's masks/<object>.thresh.txt: one number, the threshold as a fraction of the mask's full scale.
 double read_thresh_file(const fs::path& file) {
-  std::ifstream in(file);
-  DM_EXPECT(in, InputError, "cannot read threshold file '" << file.string() << "': no such file or not readable");
+  std::istringstream in(detail::read_text_file(file, "threshold file"));
   std::string line;
   int lineno = 0;
   std::optional<double> value;
@@ -251,6 +250,23 @@ void warn_override(const ResolvedInput& r, const char* key, const std::string& l
     set = describe(c.input.color);
   spdlog::warn("config key '{}' = {} from the configuration replaces {}, the default of {}", key, set, layout_value,
                layout_label(r));
+}
+
+void check_inside_root(const std::string& path, const std::string& where) {
+  const fs::path p(path);
+  DM_EXPECT(!p.is_absolute(), InputError,
+            where << ": '" << path
+                  << "' is an absolute path; expected a file inside the dataset folder (set "
+                     "input.allow_paths_outside_root: true to read files outside it)");
+  int depth = 0;
+  for (const fs::path& part : p) {
+    if (part == "..") --depth;
+    else if (part != "." && !part.empty()) ++depth;
+    DM_EXPECT(depth >= 0, InputError,
+              where << ": '" << path
+                    << "' climbs out of the dataset folder with '..'; expected a file inside it (set "
+                       "input.allow_paths_outside_root: true to read files outside it)");
+  }
 }
 
 void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* frames_from) {

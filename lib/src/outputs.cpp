@@ -3,11 +3,13 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <system_error>
 #include <utility>
 
 #include "depthmask/errors.h"
+#include "depthmask/manifest.h"
 
 namespace fs = std::filesystem;
 
@@ -83,6 +85,58 @@ fs::path canonical_or_self(const fs::path& p) {
 }
 
 }  // namespace
+
+void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) {
+  // Canonical folders, each resolved once (symlinked folders compare as where they lead).
+  std::map<fs::path, fs::path> folders;
+  auto canon = [&](const fs::path& p) {
+    const fs::path parent = p.parent_path();
+    auto it = folders.find(parent);
+    if (it == folders.end()) it = folders.emplace(parent, canonical_or_self(parent)).first;
+    return it->second / p.filename();
+  };
+  std::map<fs::path, std::string> inputs;  // canonical input file -> the frame it belongs to
+  for (const FrameEntry& f : listing.frames) {
+    for (const fs::path* p : {&f.depth, &f.mask, &f.color})
+      if (!p->empty()) inputs.emplace(canon(*p), f.id);
+    for (const auto& inst : f.instances) inputs.emplace(canon(inst.second), f.id);
+  }
+  if (!c.input.intrinsics_file.empty()) inputs.emplace(canon(c.input.intrinsics_file), "");
+  auto refuse = [&](const fs::path& out, const fs::path& canonical, const std::string& frame) {
+    const auto hit = inputs.find(canonical);
+    if (hit == inputs.end()) return;
+    throw OutputError("output '" + out.string() + "'" + (frame.empty() ? "" : " of frame " + frame) +
+                      " would overwrite the input file '" + hit->first.string() + "'" +
+                      (hit->second.empty() ? "" : " of frame " + hit->second) +
+                      "; choose an output.dir that holds no input files");
+  };
+  std::vector<std::string> exts;
+  for (const OutputFormat fmt : c.output.formats) {
+    switch (fmt) {
+      case OutputFormat::Tiff: exts.push_back("tiff"); break;
+      case OutputFormat::Npy: exts.push_back("npy"); break;
+      case OutputFormat::Exr: exts.push_back("exr"); break;
+      case OutputFormat::Png16: exts.push_back("mm.png"); break;
+      case OutputFormat::Ply: exts.push_back("ply"); break;
+      case OutputFormat::Json: exts.push_back("json"); break;
+    }
+  }
+  if (c.output.preview) exts.push_back("preview.png");
+  const fs::path manifest = c.output.dir / kManifestName;
+  refuse(manifest, canon(manifest), "");
+  for (const FrameEntry& f : listing.frames) {
+    fs::path stem;
+    try {
+      stem = output_stem(c.output, f, c.input.root);
+    } catch (const OutputError&) {
+      continue;  // a frame mirror cannot place fails on its own, when it is written
+    }
+    for (const std::string& ext : exts) {
+      const fs::path out = with_ext(stem, ext);
+      refuse(out, canon(out), f.id);
+    }
+  }
+}
 
 std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot) {
   const Config& c = *c_;

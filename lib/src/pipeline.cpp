@@ -161,6 +161,7 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
     for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
     spdlog::info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
   }
+  check_outputs_spare_inputs(c, listing);
   ensure_output_dir(c.output.dir);
   if (const size_t n = remove_stale_temp_files(c.output.dir))
     spdlog::info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
@@ -178,6 +179,7 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
   for (size_t i = 0; i < tokens; ++i) {
     pool.push_back(std::make_unique<Work>(backend, c));
     pool.back()->slot.set_registration(c.registration.mode, geometry);
+    pool.back()->slot.set_limits(input_limits(c));
     // Many frames wait on the device at once: their threads sleep, leaving the cores to the codecs.
     pool.back()->slot.set_wait(Wait::Block);
     free_works.push(pool.back().get());

@@ -60,6 +60,14 @@ struct InputConfig {
   double max_time_diff = 0.02;  // tum: seconds between associated depth and rgb/mask timestamps
   std::string object;           // apc: mask from masks/frame-{id}.<object>.mask.png (+ its thresh.txt), not segm/
   std::string bop_masks = "mask_visib";  // bop: mask_visib | mask
+  // Paths that dataset index files name (TUM rgb.txt ...) must stay inside root: no absolute paths,
+  // no '..' above it, unless this is true.
+  bool allow_paths_outside_root = false;
+  // Input files are bounded before they are read and decoded: bytes per file, and pixels per image
+  // (from the PNG/TIFF/EXR/JPEG header, before the decoder allocates). Each at most 2^31 - 1: OpenCV
+  // takes byte counts and image sides as int.
+  uint64_t max_file_bytes = uint64_t{1} << 30;     // 1 GiB
+  uint64_t max_image_pixels = uint64_t{1} << 28;   // 268 M, e.g. 16384 x 16384
 };
 
 struct DepthConfig {
@@ -194,6 +202,11 @@ Override parse_override(const std::string& text, const std::string& origin = "--
 // the allowed values.
 Config load_config(const std::optional<std::filesystem::path>& file, const std::vector<Override>& overrides,
                    const std::filesystem::path& cwd = std::filesystem::current_path());
+// The same from a file's text (load_config reads the file and calls this): `name` names it in
+// messages, relative paths in it resolve against `base_dir`.
+Config load_config_text(const std::string& yaml, const std::string& name, const std::filesystem::path& base_dir,
+                        const std::vector<Override>& overrides,
+                        const std::filesystem::path& cwd = std::filesystem::current_path());
 
 // The configuration as YAML (what --print-config shows). Paths are written relative to `relative_to`
 // when given, absolute otherwise.

@@ -25,6 +25,13 @@ namespace detail {
 class ChunkedMask;
 }
 
+// Bounds on an input file, checked before it is read and before it is decoded (the size its image
+// header claims): input.max_file_bytes and input.max_image_pixels.
+struct InputLimits {
+  uint64_t max_file_bytes = uint64_t{1} << 30;
+  uint64_t max_image_pixels = uint64_t{1} << 28;
+};
+
 class FrameSlot {
  public:
   explicit FrameSlot(MemoryBackend& backend);
@@ -71,6 +78,8 @@ class FrameSlot {
   void run_mask(const MaskParams& params);
   // Row bands for the copy backend: 0 = by size (the default), 1 = never split, n = n bands (at most 16).
   void set_copy_bands(int bands) { copy_bands_ = bands; }
+  // Bounds on the files load() reads (the defaults of InputLimits until set).
+  void set_limits(const InputLimits& limits) { limits_ = limits; }
 
   // Registers depth onto the mask's grid before masking, per frame, by the rule of
   // plan_registration() (registration.h): `mode` as configured, `geometry` when the input's depth
@@ -129,6 +138,7 @@ class FrameSlot {
   std::optional<ColorKey> color_key_;
   Buffer color_buf_, key_buf_;  // with a key: the BGR colour and the key pass's 8-bit plane; grow only
   int copy_bands_ = 0;
+  InputLimits limits_;
   std::unique_ptr<detail::ChunkedMask> chunked_;  // made at the first frame that is split
 };
 
@@ -138,6 +148,8 @@ void check_mask_type(const cv::Mat& m, const std::string& file);
 
 // The per-pixel rule's parameters from the configuration.
 struct Config;
+// input.max_file_bytes and input.max_image_pixels.
+InputLimits input_limits(const Config& config);
 MaskParams mask_params(const Config& config);
 // The same for one frame: its own depth scale (BOP depth_scale) when it has one.
 MaskParams mask_params(const Config& config, const FrameEntry& frame);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "depthmask/intrinsics.h"
@@ -24,5 +25,7 @@ struct CameraGeometry {
 // extrinsic's translation is in metres, as APC's files are). Throws InputError naming the file,
 // the block and the line when a block is missing, short or not numeric.
 CameraGeometry read_apc_cam_info(const std::filesystem::path& file);
+// The same from the file's text; `file` names it in messages (fuzz/ reads from memory).
+CameraGeometry parse_apc_cam_info(const std::string& text, const std::filesystem::path& file);
 
 }  // namespace depthmask

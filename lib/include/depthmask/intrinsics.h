@@ -29,6 +29,8 @@ struct Distortion {
 // as tsdf-fusion / 7-Scenes / ARC `camera-intrinsics.txt` and FoundationPose `cam_K.txt` do.
 // Throws InputError naming the file and what was wrong.
 Intrinsics read_intrinsics_k_text(const std::filesystem::path& file);
+// The same from the file's text; `name` names the file in messages (fuzz/ reads from memory).
+Intrinsics parse_intrinsics_k_text(const std::string& text, const std::string& name);
 
 // Reads intrinsics from a file: YAML (`.yaml`/`.yml`, keys fx fy cx cy [width height]) or a 3x3 K text
 // file (anything else). Throws InputError naming the file.

@@ -43,6 +43,12 @@ class Backprojector {
   cv::Mat xyz_;
 };
 
+// Refuses, before anything is written, a configuration whose outputs would overwrite an input: any
+// frame's output file (every configured format, the preview, the sidecar) or the resume manifest that
+// is one of the listed frames' files (depth, mask, color, instance masks) or input.intrinsics.
+// Throws OutputError naming both files. FrameWriter::write() checks again per frame, through links.
+void check_outputs_spare_inputs(const Config& config, const DatasetListing& listing);
+
 // Writes one frame's outputs in every configured format (and the preview), atomically, at
 // output_stem(): {stem}.tiff .npy .exr .mm.png .ply .json .preview.png. The JSON sidecar is written
 // last and lists the others.

@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "depthmask/errors.h"
+#include "detail/text_numbers.h"
 #include "layouts/readers.h"
 
 namespace fs = std::filesystem;
@@ -24,12 +25,6 @@ namespace fs = std::filesystem;
 namespace depthmask::layouts_detail {
 
 namespace {
-
-struct BopCamera {
-  long im_id = 0;
-  Intrinsics k;
-  std::optional<double> depth_scale;  // millimetres per raw unit, as in the file
-};
 
 // Where keys start in the JSON text, for messages that name a line: the keys of the top-level object
 // and those of the objects directly under it. nlohmann::json keeps no positions.
@@ -81,12 +76,9 @@ std::string show(const nlohmann::json& v) {
   return s;
 }
 
-std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) {
-  std::ifstream in(file, std::ios::binary);
-  DM_EXPECT(in, InputError, "cannot read BOP camera file '" << file.string() << "': no such file or not readable");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+}  // namespace
+
+std::vector<BopCamera> parse_scene_camera(const std::string& text, const fs::path& file, bool need_scale) {
   const std::string name = "BOP camera file '" + file.string() + "'";
 
   nlohmann::json root;
@@ -183,6 +175,12 @@ std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) 
     DM_EXPECT(out[i].im_id != out[i - 1].im_id, InputError,
               name << ": image " << out[i].im_id << " is listed twice (as different keys such as \"1\" and \"01\")");
   return out;
+}
+
+namespace {
+
+std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) {
+  return parse_scene_camera(detail::read_text_file(file, "BOP camera file"), file, need_scale);
 }
 
 std::string six_digits(long v) {

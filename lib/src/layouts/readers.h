@@ -17,15 +17,30 @@ namespace depthmask::layouts_detail {
 void resolve_bop(ResolvedInput& r);
 void resolve_tum(ResolvedInput& r);
 
-// One line of a TUM list (rgb.txt, depth.txt, mask.txt): "timestamp filename", the file relative to
-// the sequence folder.
+// Index files read from their text (`file` names them in messages), one code path with the resolvers
+// (fuzz/ calls these on memory).
+// TUM rgb.txt / depth.txt / mask.txt: "timestamp filename" lines, increasing timestamps.
 struct TumEntry {
   double t = 0;
-  std::string file;
+  std::string file;  // relative to the sequence folder
   int line = 0;
 };
-// The list's entries in file order (timestamps increase). Throws InputError naming the file and line.
-std::vector<TumEntry> read_tum_list(const std::filesystem::path& file);
+std::vector<TumEntry> parse_tum_list(const std::string& text, const std::filesystem::path& file,
+                                     bool allow_outside_root);
+// BOP scene_camera.json: per image id its K and (millimetres per raw unit) depth_scale.
+struct BopCamera {
+  long im_id = 0;
+  Intrinsics k;
+  std::optional<double> depth_scale;  // millimetres per raw unit, as in the file
+};
+std::vector<BopCamera> parse_scene_camera(const std::string& text, const std::filesystem::path& file, bool need_scale);
+
+// A path an index file names must stay inside the dataset folder (input.allow_paths_outside_root
+// lifts this): throws InputError "<where>: '<path>' ..." for an absolute path or one whose `..`
+// components climb above the folder.
+void check_inside_root(const std::string& path, const std::string& where);
+// A TUM list file read through parse_tum_list (the dataset's `input.allow_paths_outside_root`).
+std::vector<TumEntry> read_tum_list(const std::filesystem::path& file, bool allow_outside_root);
 // A TUM frame's color (when the file exists) and mask paths: the mask is input.mask with the frame's
 // id when the user set it, else the mask.txt entry `listed_mask`, else mask/<the rgb file's name>.
 void set_tum_color_and_mask(FrameEntry& f, const Config& c, const std::filesystem::path& root, const TumEntry& rgb,

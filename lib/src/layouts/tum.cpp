@@ -29,9 +29,8 @@ namespace fs = std::filesystem;
 
 namespace depthmask::layouts_detail {
 
-std::vector<TumEntry> read_tum_list(const fs::path& file) {
-  std::ifstream in(file);
-  DM_EXPECT(in, InputError, "cannot read TUM list '" << file.string() << "': no such file or not readable");
+std::vector<TumEntry> parse_tum_list(const std::string& text, const fs::path& file, bool allow_outside_root) {
+  std::istringstream in(text);
   std::vector<TumEntry> out;
   std::string line;
   int lineno = 0;
@@ -56,13 +55,15 @@ std::vector<TumEntry> read_tum_list(const fs::path& file) {
                 "TUM list '" << file.string() << "' line " << lineno << ": timestamp " << ts
                              << " is not after the one on line " << out.back().line
                              << "; expected increasing timestamps");
-    DM_EXPECT(!fs::path(name).is_absolute(), InputError,
-              "TUM list '" << file.string() << "' line " << lineno << ": '" << name
-                           << "' is an absolute path; expected a file relative to the sequence folder");
+    if (!allow_outside_root) check_inside_root(name, "TUM list '" + file.string() + "' line " + std::to_string(lineno));
     out.push_back({t, name, lineno});
   }
   DM_EXPECT(!out.empty(), InputError, "TUM list '" << file.string() << "' lists no images");
   return out;
+}
+
+std::vector<TumEntry> read_tum_list(const fs::path& file, bool allow_outside_root) {
+  return parse_tum_list(detail::read_text_file(file, "TUM list"), file, allow_outside_root);
 }
 
 void set_tum_color_and_mask(FrameEntry& f, const Config& c, const fs::path& root, const TumEntry& rgb,
@@ -127,8 +128,8 @@ void resolve_tum(ResolvedInput& r) {
                               << "' (a TUM RGB-D sequence has rgb.txt and depth.txt)");
   layout_default(r, "depth.scale", e.depth.scale, 1.0 / 5000.0);
 
-  const std::vector<TumEntry> depth = read_tum_list(root / "depth.txt");
-  const std::vector<TumEntry> rgb = read_tum_list(root / "rgb.txt");
+  const std::vector<TumEntry> depth = read_tum_list(root / "depth.txt", e.input.allow_paths_outside_root);
+  const std::vector<TumEntry> rgb = read_tum_list(root / "rgb.txt", e.input.allow_paths_outside_root);
   const double max_diff = e.input.max_time_diff;
   const std::vector<size_t> to_rgb = associate(times(depth), times(rgb), max_diff);
 
@@ -150,7 +151,7 @@ void resolve_tum(ResolvedInput& r) {
   std::vector<TumEntry> masks;
   std::vector<size_t> to_mask;
   if (use_mask_list) {
-    masks = read_tum_list(mask_list);
+    masks = read_tum_list(mask_list, e.input.allow_paths_outside_root);
     std::vector<double> frame_rgb_t;
     for (size_t i : frame_depth) frame_rgb_t.push_back(rgb[to_rgb[i]].t);
     to_mask = associate(frame_rgb_t, times(masks), max_diff);

@@ -128,9 +128,9 @@ PairedTum pair_tum(const Config& c, double tolerance_s) {
   std::error_code ec;
   const bool mask_pattern = c.is_explicit("input.mask");
   const bool mask_list = !mask_pattern && fs::is_regular_file(root / "mask.txt", ec);
-  std::vector<std::vector<TumEntry>> streams{layouts_detail::read_tum_list(root / "depth.txt"),
-                                             layouts_detail::read_tum_list(root / "rgb.txt")};
-  if (mask_list) streams.push_back(layouts_detail::read_tum_list(root / "mask.txt"));
+  std::vector<std::vector<TumEntry>> streams{layouts_detail::read_tum_list(root / "depth.txt", c.input.allow_paths_outside_root),
+                                             layouts_detail::read_tum_list(root / "rgb.txt", c.input.allow_paths_outside_root)};
+  if (mask_list) streams.push_back(layouts_detail::read_tum_list(root / "mask.txt", c.input.allow_paths_outside_root));
   // Every stream's frames in one time order (a tie: depth first), as they would arrive.
   struct Event {
     double t;

@@ -1,0 +1,28 @@
+// Image sizes read from the first bytes of a file, before any decoder allocates: the input limits
+// (input.max_image_pixels) are checked against what the header claims, so a crafted header cannot
+// make OpenCV's or libpng's decoder ask for gigabytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace depthmask::detail {
+
+struct ImageSize {
+  const char* format = "";  // "PNG", "TIFF", "EXR", "JPEG"
+  uint64_t width = 0, height = 0;
+};
+
+// The size the header of a PNG (IHDR), TIFF (first IFD's ImageWidth/ImageLength, either byte order),
+// OpenEXR (dataWindow) or JPEG (the first SOFn) file claims. nullopt when the bytes are none of
+// these formats or the header is cut short or malformed (the decoder then reports it).
+std::optional<ImageSize> image_size(const uint8_t* data, size_t size);
+
+// Throws InputError "<what> file '<file>' ..." when the header claims 0 pixels or more than
+// `max_pixels` (input.max_image_pixels). Bytes of no known format pass: their decoder decides.
+void check_image_size(const uint8_t* data, size_t size, uint64_t max_pixels, const std::string& what,
+                      const std::string& file);
+
+}  // namespace depthmask::detail

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# AddressSanitizer + UndefinedBehaviorSanitizer: a CPU-only build of the library, the CLI and the
+# tests with clang, then the CPU test suite (the GPU tests are left out: there is no device to check
+# here; compute-sanitizer covers them on a GPU machine, docs/RELIABILITY.md). Any report fails the
+# run (-fno-sanitize-recover=all, halt_on_error). OpenCV, yaml-cpp, TBB ... are uninstrumented
+# system libraries; scripts/sanitize.supp lists the reports from them that are suppressed, each with
+# its reason.
+#   scripts/sanitize.sh [build-dir]      default build-asan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir="${1:-build-asan}"
+bash scripts/install-deps.sh --sanitizers
+jobs="${JOBS:-$(nproc)}"
+cxx="${SANITIZE_CXX:-$(command -v clang++-14 || command -v clang++)}"
+
+# DEPTHMASK_FUZZ=ON: ASan + UBSan over all C++ code plus libFuzzer's coverage, so scripts/fuzz.sh
+# runs its targets from this same build. -O1 keeps the tests quick; asserts stay on.
+cmake -S . -B "$dir" -G Ninja -DDEPTHMASK_CUDA=OFF -DDEPTHMASK_BUILD_BENCHMARKS=OFF -DDEPTHMASK_FUZZ=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
+cmake --build "$dir" -j "$jobs" --target depthmask depthmask_unit_tests depthmask_cli_tests depthmask_fuzz
+
+supp="$PWD/scripts/sanitize.supp"
+# Reports go to files under $dir/sanitizer-reports, so one from a child process (the CLI tests run
+# the depthmask binary) cannot hide in a passing test's output.
+reports="$PWD/$dir/sanitizer-reports"
+rm -rf "$reports" && mkdir -p "$reports"
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:log_path=$reports/asan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp:log_path=$reports/ubsan"
+export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
+# The CPU test suite: everything but the GPU tests (which need a device; compute-sanitizer checks them).
+status=0
+# (The GPU test executable is not built here: its placeholder test is left out too.)
+ctest --test-dir "$dir" -j "$jobs" -LE gpu -E '^depthmask_gpu_tests_NOT_BUILT$' --output-on-failure --timeout 900 >"$dir/ctest.log" 2>&1 || status=1
+if [ -n "$(ls -A "$reports")" ]; then
+  for f in "$reports"/*; do echo "--- $f"; head -60 "$f"; done
+  echo "sanitize: sanitizer reports (above, all in $reports)" >&2
+  exit 1
+fi
+[ "$status" -eq 0 ] || { cat "$dir/ctest.log"; echo "sanitize: tests failed (above)" >&2; exit 1; }
+grep -E "tests passed|Total Test time" "$dir/ctest.log"
