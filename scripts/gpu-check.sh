@@ -71,6 +71,8 @@ if [ "$parts" != tests ]; then
     # layout) cover the same code, and the others would take many minutes under memcheck.
     skip='Variants/*_1x1_*:Variants/*_13x1_*:Variants/*_1x13_*:Variants/*_31x33_*:Variants/*_640x480_*'
     skip+=':Variants/*_1920x1080_*:Variants/*_5x70000_*:Batches/*639x481*'
+    # The device-memory fault tests fill the GPU on purpose; the sanitizers need memory of their own.
+    skip+=':DeviceMemoryFaults.*'
     step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "${gpu_tests[@]}" \
       --gtest_filter="-$skip"
     step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "${gpu_tests[@]}" --gtest_filter='Sizes/*'
