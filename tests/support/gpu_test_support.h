@@ -74,7 +74,8 @@ class DeviceImage {
       width_bytes_ = pitch_ = std::max(step, width_bytes_);
       status_ = cudaMalloc(&base_, pitch_ * static_cast<size_t>(height_));
     }
-    if (status_ == cudaSuccess) status_ = cudaMemset2D(base_, pitch_, 0x5A, width_bytes_, static_cast<size_t>(height_));
+    // The whole pitch is filled (read_row reads it all; compute-sanitizer initcheck would see the rest).
+    if (status_ == cudaSuccess) status_ = cudaMemset2D(base_, pitch_, 0x5A, pitch_, static_cast<size_t>(height_));
   }
   // The same holding `src` in its ROI, and waited for (see the ordering note at the top).
   DeviceImage(const cv::Mat& src, int ox, int oy, int pad_cols, int pad_rows, size_t step = 0)
