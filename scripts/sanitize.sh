@@ -26,7 +26,7 @@ reports="$PWD/$dir/sanitizer-reports"
 rm -rf "$reports" && mkdir -p "$reports"
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:suppressions=$PWD/scripts/sanitize-asan.supp:log_path=$reports/asan"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp:log_path=$reports/ubsan"
-export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitize-lsan.supp:print_suppressions=0"
 # The CPU test suite: everything but the GPU tests (which need a device; compute-sanitizer checks them).
 status=0
 # (The GPU test executable is not built here: its placeholder test is left out too.)
