@@ -3,8 +3,8 @@
 # tests with clang, then the CPU test suite (the GPU tests are left out: there is no device to check
 # here; compute-sanitizer covers them on a GPU machine, docs/RELIABILITY.md). Any report fails the
 # run (-fno-sanitize-recover=all, halt_on_error). OpenCV, yaml-cpp, TBB ... are uninstrumented
-# system libraries; scripts/sanitize.supp lists the reports from them that are suppressed, each with
-# its reason.
+# system libraries; scripts/sanitize{,-lsan,-asan}.supp list the reports from them that are suppressed
+# (UBSan, LeakSanitizer, AddressSanitizer), each with its reason.
 #   scripts/sanitize.sh [build-dir]      default build-asan
 set -euo pipefail
 cd "$(dirname "$0")/.."
