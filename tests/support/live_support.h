@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -19,8 +20,18 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/live.h"
+#include "depthmask/live_runner.h"
 
 namespace dmtest {
+
+// A live observer that keeps a copy of every frame's masked output, by sequence number.
+class OutputRecorder : public depthmask::LiveObserver {
+ public:
+  std::map<uint64_t, cv::Mat> outputs;
+  void on_frame(const depthmask::CapturedFrame& meta, const depthmask::FrameSlot& slot, uint64_t) override {
+    outputs.emplace(meta.sequence, slot.out().clone());
+  }
+};
 
 // Frame `seq`: 16-bit depth in mm with values across depth.max, an 8-bit mask of stripes; both
 // change with seq, so a frame mixed up with another shows.

@@ -39,13 +39,7 @@ dm::LiveMaskConfig::ColorKey color_key(int h0, int h1, int s0, int s1, int v0, i
   return k;
 }
 
-class Recorder : public dm::LiveObserver {
- public:
-  std::map<uint64_t, cv::Mat> outputs;
-  void on_frame(const dm::CapturedFrame& meta, const dm::FrameSlot& slot, uint64_t) override {
-    outputs.emplace(meta.sequence, slot.out().clone());
-  }
-};
+using Recorder = dmtest::OutputRecorder;
 
 std::map<uint64_t, cv::Mat> run(const dm::Config& c, bool frames_have_masks) {
   auto backend = dmtest::cpu_backend();

@@ -31,13 +31,7 @@ dm::Config live_config() {
   return c;
 }
 
-class Recorder : public dm::LiveObserver {
- public:
-  std::map<uint64_t, cv::Mat> outputs;
-  void on_frame(const dm::CapturedFrame& meta, const dm::FrameSlot& slot, uint64_t) override {
-    outputs.emplace(meta.sequence, slot.out().clone());
-  }
-};
+using Recorder = dmtest::OutputRecorder;
 
 // Runs the fake source (kFrames frames) through run_live; every frame must be processed.
 std::map<uint64_t, cv::Mat> run(const dm::Config& c, bool frames_have_masks) {
