@@ -145,19 +145,20 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
   const fs::path stem = output_stem(c.output, f, c.input.root);
 
   // Encode everything first: a frame that cannot be encoded (a PLY without intrinsics) writes nothing.
-  std::vector<std::pair<fs::path, std::vector<uint8_t>>> files;
+  // TIFF and NPY are views of `out`, which the slot holds until the frame is committed.
+  std::vector<std::pair<fs::path, FileBytes>> files;
   for (const OutputFormat fmt : c.output.formats) {
     switch (fmt) {
-      case OutputFormat::Tiff: files.emplace_back(with_ext(stem, "tiff"), encode_tiff(out)); break;
-      case OutputFormat::Npy: files.emplace_back(with_ext(stem, "npy"), encode_npy(out)); break;
-      case OutputFormat::Exr: files.emplace_back(with_ext(stem, "exr"), encode_exr(out)); break;
-      case OutputFormat::Png16: files.emplace_back(with_ext(stem, "mm.png"), encode_png16_mm(out, invalid)); break;
+      case OutputFormat::Tiff: files.emplace_back(with_ext(stem, "tiff"), tiff_file(out)); break;
+      case OutputFormat::Npy: files.emplace_back(with_ext(stem, "npy"), npy_file(out)); break;
+      case OutputFormat::Exr: files.emplace_back(with_ext(stem, "exr"), FileBytes(encode_exr(out))); break;
+      case OutputFormat::Png16: files.emplace_back(with_ext(stem, "mm.png"), FileBytes(encode_png16_mm(out, invalid))); break;
       case OutputFormat::Ply: {
         const Pinhole k = ply_intrinsics(frame_intrinsics(c, f), out);
         const cv::Mat& xyz = backprojector_.run(slot, k, invalid);
         const cv::Mat& color = slot.color();
         const bool rgb = !color.empty() && color.type() == CV_8UC3 && color.size() == out.size();
-        files.emplace_back(with_ext(stem, "ply"), encode_ply(xyz, rgb ? color : cv::Mat()));
+        files.emplace_back(with_ext(stem, "ply"), FileBytes(encode_ply(xyz, rgb ? color : cv::Mat())));
         break;
       }
       case OutputFormat::Json: break;  // last, below
@@ -167,7 +168,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
     std::vector<uint8_t> png;
     const cv::Mat preview = make_preview(slot.color(), slot.mask(), out, invalid);
     DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview");
-    files.emplace_back(with_ext(stem, "preview.png"), std::move(png));
+    files.emplace_back(with_ext(stem, "preview.png"), FileBytes(std::move(png)));
   }
   if (std::find(c.output.formats.begin(), c.output.formats.end(), OutputFormat::Json) != c.output.formats.end()) {
     SidecarInfo s;
@@ -187,7 +188,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
     s.kept_pixels = count_kept(out, invalid);
     for (const auto& file : files) s.outputs.push_back(file.first.filename().string());
     const std::string text = encode_sidecar(s);
-    files.emplace_back(with_ext(stem, "json"), std::vector<uint8_t>(text.begin(), text.end()));
+    files.emplace_back(with_ext(stem, "json"), FileBytes(std::vector<uint8_t>(text.begin(), text.end())));
   }
 
   // Never overwrite an input (an output folder inside the input's, with matching names).
@@ -207,8 +208,8 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
 
   std::vector<OutputFile> written;
   for (const auto& [path, bytes] : files) {
-    write_file_atomic(path, bytes.data(), bytes.size(), c.output.fsync);
-    written.push_back({path.lexically_relative(c.output.dir).generic_string(), bytes.size(), crc32_of(bytes.data(), bytes.size())});
+    write_file_atomic(path, bytes, c.output.fsync);
+    written.push_back({path.lexically_relative(c.output.dir).generic_string(), bytes.size(), bytes.crc32()});
   }
   return written;
 }

@@ -1,6 +1,7 @@
 #include "depthmask/writers.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -46,7 +47,41 @@ void append(std::vector<uint8_t>& out, const void* p, size_t n) {
 
 }  // namespace
 
+void FileBytes::add_owned(std::vector<uint8_t> bytes) {
+  if (bytes.empty()) return;
+  owned_.push_back(std::make_unique<std::vector<uint8_t>>(std::move(bytes)));
+  add_view(owned_.back()->data(), owned_.back()->size());
+}
+
+void FileBytes::add_view(const void* data, size_t bytes) {
+  if (bytes == 0) return;
+  const auto* p = static_cast<const uint8_t*>(data);
+  // Rows of a continuous image arrive one after another: one part (one iovec) for all of them.
+  if (!parts_.empty() && parts_.back().data + parts_.back().size == p) parts_.back().size += bytes;
+  else parts_.push_back({p, bytes});
+  size_ += bytes;
+}
+
+uint32_t FileBytes::crc32() const {
+  uint32_t crc = 0;
+  for (const Part& part : parts_) crc = crc32_of(part.data, part.size, crc);
+  return crc;
+}
+
+std::vector<uint8_t> FileBytes::flatten() const {
+  std::vector<uint8_t> out;
+  out.reserve(size_);
+  for (const Part& part : parts_) out.insert(out.end(), part.data, part.data + part.size);
+  return out;
+}
+
 void write_file_atomic(const fs::path& path, const void* data, size_t bytes, bool do_fsync) {
+  FileBytes b;
+  b.add_view(data, bytes);
+  write_file_atomic(path, b, do_fsync);
+}
+
+void write_file_atomic(const fs::path& path, const FileBytes& bytes, bool do_fsync) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   const fs::path tmp = dir / temp_name(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -57,16 +92,39 @@ void write_file_atomic(const fs::path& path, const void* data, size_t bytes, boo
     ::unlink(tmp.c_str());
     throw OutputError("cannot write '" + path.string() + "' (" + step + "): " + sys_error(e));
   };
-  const auto* p = static_cast<const uint8_t*>(data);
-  size_t left = bytes;
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
+  // writev over the parts, at most kMaxIov at a time, resuming after short writes.
+  constexpr size_t kMaxIov = 64;
+  const std::vector<FileBytes::Part>& parts = bytes.parts();
+  size_t next = 0, done_in_next = 0;  // first part not fully written, and how much of it is
+  while (next < parts.size()) {
+    iovec iov[kMaxIov];
+    size_t n_iov = 0;
+    for (size_t i = next; i < parts.size() && n_iov < kMaxIov; ++i, ++n_iov) {
+      const size_t skip = i == next ? done_in_next : 0;
+      iov[n_iov].iov_base = const_cast<uint8_t*>(parts[i].data + skip);
+      iov[n_iov].iov_len = parts[i].size - skip;
+    }
+    ssize_t n = ::writev(fd, iov, static_cast<int>(n_iov));
     if (n < 0) {
       if (errno == EINTR) continue;
       fail("write");
     }
-    p += n;
-    left -= static_cast<size_t>(n);
+    if (n == 0) {
+      errno = EIO;
+      fail("write");
+    }
+    auto left = static_cast<size_t>(n);
+    while (left > 0 && next < parts.size()) {
+      const size_t rest = parts[next].size - done_in_next;
+      if (left >= rest) {
+        left -= rest;
+        ++next;
+        done_in_next = 0;
+      } else {
+        done_in_next += left;
+        left = 0;
+      }
+    }
   }
   if (do_fsync && ::fsync(fd) != 0) fail("fsync");
   if (::close(fd) != 0) {
@@ -89,7 +147,7 @@ void write_file_atomic(const fs::path& path, const void* data, size_t bytes, boo
   }
 }
 
-std::vector<uint8_t> encode_npy(const cv::Mat& m) {
+FileBytes npy_file(const cv::Mat& m) {
   DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "encode_npy: expected CV_32FC1");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(m.rows) + ", " +
                        std::to_string(m.cols) + "), }";
@@ -97,19 +155,18 @@ std::vector<uint8_t> encode_npy(const cv::Mat& m) {
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  std::vector<uint8_t> out;
-  out.reserve(10 + header.size() + m.total() * 4);
+  std::vector<uint8_t> head;
   const uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  out.insert(out.end(), magic, magic + 8);
-  out.push_back(static_cast<uint8_t>(header.size() & 0xff));
-  out.push_back(static_cast<uint8_t>(header.size() >> 8));
-  out.insert(out.end(), header.begin(), header.end());
-  for (int y = 0; y < m.rows; ++y) {
-    const auto* row = m.ptr<uint8_t>(y);
-    out.insert(out.end(), row, row + static_cast<size_t>(m.cols) * 4);  // x86-64 and aarch64 are little-endian
-  }
-  return out;
+  head.insert(head.end(), magic, magic + 8);
+  head.push_back(static_cast<uint8_t>(header.size() & 0xff));
+  head.push_back(static_cast<uint8_t>(header.size() >> 8));
+  head.insert(head.end(), header.begin(), header.end());
+  FileBytes file(std::move(head));
+  for (int y = 0; y < m.rows; ++y) file.add_view(m.ptr<uint8_t>(y), static_cast<size_t>(m.cols) * 4);
+  return file;
 }
+
+std::vector<uint8_t> encode_npy(const cv::Mat& m) { return npy_file(m).flatten(); }
 
 cv::Mat decode_npy(const std::vector<uint8_t>& b, const std::string& name) {
   DM_EXPECT(b.size() >= 10 && b[0] == 0x93 && std::memcmp(&b[1], "NUMPY", 5) == 0, InputError,
@@ -131,12 +188,67 @@ cv::Mat decode_npy(const std::vector<uint8_t>& b, const std::string& name) {
   return m;
 }
 
-std::vector<uint8_t> encode_tiff(const cv::Mat& m) {
+FileBytes tiff_file(const cv::Mat& m) {
   DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "encode_tiff: expected CV_32FC1");
-  std::vector<uint8_t> out;
-  DM_EXPECT(cv::imencode(".tiff", m, out), OutputError, "OpenCV could not encode a float32 TIFF");
-  return out;
+  DM_EXPECT(m.rows > 0 && m.cols > 0, std::invalid_argument, "encode_tiff: empty image");
+  // Layout: header (8) | IFD (2 + 11 x 12 + 4) | strip offsets | strip byte counts | pixels.
+  const uint64_t row_bytes = static_cast<uint64_t>(m.cols) * 4;
+  const uint64_t rows_per_strip = std::clamp<uint64_t>(8192 / row_bytes, 1, static_cast<uint64_t>(m.rows));
+  const uint64_t strips = (static_cast<uint64_t>(m.rows) + rows_per_strip - 1) / rows_per_strip;
+  constexpr uint64_t kEntries = 11, kIfd = 2 + kEntries * 12 + 4;
+  // One strip keeps its offset and count inside the IFD entries (values of 4 bytes or less).
+  const uint64_t tables = strips > 1 ? 2 * strips * 4 : 0;
+  const uint64_t offsets_at = 8 + kIfd, counts_at = offsets_at + strips * 4;
+  const uint64_t pixels_at = (8 + kIfd + tables + 15) / 16 * 16;
+  const uint64_t total = pixels_at + row_bytes * static_cast<uint64_t>(m.rows);
+  DM_EXPECT(total <= 0xFFFFFFFFull, OutputError,
+            "a " << m.cols << "x" << m.rows << " float32 TIFF needs " << total << " bytes, past classic TIFF's 4 GiB");
+  std::vector<uint8_t> head(pixels_at, 0);
+  auto put16 = [&](uint64_t at, uint32_t v) {
+    head[at] = static_cast<uint8_t>(v), head[at + 1] = static_cast<uint8_t>(v >> 8);
+  };
+  auto put32 = [&](uint64_t at, uint64_t v) {
+    for (int i = 0; i < 4; ++i) head[at + i] = static_cast<uint8_t>(v >> (8 * i));
+  };
+  head[0] = 'I', head[1] = 'I';
+  put16(2, 42);
+  put32(4, 8);
+  put16(8, kEntries);
+  uint64_t e = 10;
+  // Entries in ascending tag order; SHORT (3) and LONG (4) values of count 1 sit in the entry.
+  auto entry = [&](uint32_t tag, uint32_t type, uint64_t count, uint64_t value) {
+    put16(e, tag), put16(e + 2, type), put32(e + 4, count);
+    if (type == 3 && count == 1) put16(e + 8, static_cast<uint32_t>(value));
+    else put32(e + 8, value);
+    e += 12;
+  };
+  entry(256, 4, 1, static_cast<uint64_t>(m.cols));           // ImageWidth
+  entry(257, 4, 1, static_cast<uint64_t>(m.rows));           // ImageLength
+  entry(258, 3, 1, 32);                                      // BitsPerSample
+  entry(259, 3, 1, 1);                                       // Compression: none
+  entry(262, 3, 1, 1);                                       // PhotometricInterpretation: BlackIsZero
+  entry(273, 4, strips, strips > 1 ? offsets_at : pixels_at);  // StripOffsets
+  entry(277, 3, 1, 1);                                       // SamplesPerPixel
+  entry(278, 4, 1, rows_per_strip);                          // RowsPerStrip
+  const uint64_t last_strip = (static_cast<uint64_t>(m.rows) - (strips - 1) * rows_per_strip) * row_bytes;
+  entry(279, 4, strips, strips > 1 ? counts_at : last_strip);  // StripByteCounts
+  entry(284, 3, 1, 1);                                       // PlanarConfiguration: contiguous
+  entry(339, 3, 1, 3);                                       // SampleFormat: IEEE floating point
+  put32(e, 0);                                               // no next IFD
+  if (strips > 1) {
+    for (uint64_t s = 0; s < strips; ++s) {
+      put32(offsets_at + 4 * s, pixels_at + s * rows_per_strip * row_bytes);
+      put32(counts_at + 4 * s, s + 1 < strips ? rows_per_strip * row_bytes : last_strip);
+    }
+  }
+  FileBytes file(std::move(head));
+  // The floats as they lie in memory: x86-64 and aarch64 are little-endian, as the header says ("II").
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tiff_file writes host floats as little-endian");
+  for (int y = 0; y < m.rows; ++y) file.add_view(m.ptr<uint8_t>(y), row_bytes);
+  return file;
 }
+
+std::vector<uint8_t> encode_tiff(const cv::Mat& m) { return tiff_file(m).flatten(); }
 
 std::vector<uint8_t> encode_exr(const cv::Mat& m) {
   DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "encode_exr: expected CV_32FC1");

@@ -168,7 +168,10 @@ TEST(Npy, NumpyReadsTheFile) {
 
 TEST(Tiff, OpenCvReadsBackBitIdenticalFloat32) {
   dmtest::TempDir tmp;
-  for (const auto& sz : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(33, 31), cv::Size(640, 480)}) {
+  // One strip (1x1, 13x1, 1x13: the strip's offset and count inside the IFD), several rows per strip
+  // (33x31, 640x480), one row per strip (2049 wide: rows over 8 KiB), an odd last strip (640x479).
+  for (const auto& sz : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(33, 31), cv::Size(640, 480),
+                         cv::Size(640, 479), cv::Size(2049, 7)}) {
     const cv::Mat m = test_image(sz.height, sz.width);
     const std::vector<uint8_t> bytes = depthmask::encode_tiff(m);
     const fs::path file = tmp / ("d" + std::to_string(sz.width) + "x" + std::to_string(sz.height) + ".tiff");
@@ -178,6 +181,47 @@ TEST(Tiff, OpenCvReadsBackBitIdenticalFloat32) {
     EXPECT_EQ(back.type(), CV_32FC1) << file;
     EXPECT_TRUE(SameBits(m, back)) << file;
   }
+}
+
+TEST(Tiff, LibtiffReadsTheTagsBack) {
+  // What the header says, through OpenCV's TIFF decoder (libtiff): a strided ROI of a larger image,
+  // NaN, infinities and negative zero keep their bits, and the file is as large as header + pixels.
+  dmtest::TempDir tmp;
+  cv::Mat big = test_image(300, 500);
+  big.at<float>(20, 30) = kNaN;
+  big.at<float>(21, 31) = std::numeric_limits<float>::infinity();
+  big.at<float>(22, 32) = -std::numeric_limits<float>::infinity();
+  big.at<float>(23, 33) = -0.0f;
+  const cv::Mat roi = big(cv::Rect(10, 10, 333, 257));
+  ASSERT_FALSE(roi.isContinuous());
+  const depthmask::FileBytes file = depthmask::tiff_file(roi);
+  EXPECT_GT(file.parts().size(), 64u);  // more parts than one writev takes: the write goes round again
+  const fs::path path = tmp / "roi.tiff";
+  depthmask::write_file_atomic(path, file, false);
+  const std::vector<uint8_t> flat = file.flatten();
+  EXPECT_EQ(flat, depthmask::encode_tiff(roi));
+  EXPECT_EQ(fs::file_size(path), flat.size());
+  EXPECT_EQ(file.crc32(), depthmask::crc32_of(flat.data(), flat.size()));
+  EXPECT_LT(flat.size() - 333u * 257u * 4u, 4096u);  // header and strip tables only
+  const cv::Mat back = cv::imread(path.string(), cv::IMREAD_UNCHANGED);
+  ASSERT_EQ(back.type(), CV_32FC1);
+  ASSERT_EQ(back.size(), roi.size());
+  EXPECT_TRUE(SameBits(roi.clone(), back));
+}
+
+TEST(FileBytes, OwnedBlocksAndViewsInOrder) {
+  depthmask::FileBytes b(std::vector<uint8_t>{1, 2});
+  const uint8_t tail[] = {3, 4, 5};
+  b.add_view(tail, 2);
+  b.add_view(tail + 2, 1);  // adjacent to the last view: joined
+  b.add_owned({});          // empty: nothing
+  b.add_owned({6});
+  EXPECT_EQ(b.size(), 6u);
+  EXPECT_EQ(b.parts().size(), 3u);
+  EXPECT_EQ(b.flatten(), (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+  dmtest::TempDir tmp;
+  depthmask::write_file_atomic(tmp / "b.bin", b, false);
+  EXPECT_EQ(dmtest::read_bytes(tmp / "b.bin"), b.flatten());
 }
 
 // ---------------------------------------------------------------------------------------------------

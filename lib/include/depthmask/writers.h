@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,17 +16,48 @@
 
 namespace depthmask {
 
+// The bytes of one file, as parts written in order: blocks owned here (a header, a table) and views
+// of memory the caller keeps alive until the file is written (a frame's output rows). A large image
+// is then written from where it lies, with no encoder buffer to grow, fault in and copy first.
+class FileBytes {
+ public:
+  struct Part {
+    const uint8_t* data;
+    size_t size;
+  };
+  FileBytes() = default;
+  explicit FileBytes(std::vector<uint8_t> bytes) { add_owned(std::move(bytes)); }
+  void add_owned(std::vector<uint8_t> bytes);
+  void add_view(const void* data, size_t bytes);
+  const std::vector<Part>& parts() const { return parts_; }
+  size_t size() const { return size_; }
+  uint32_t crc32() const;                // crc32_of over the parts, in order
+  std::vector<uint8_t> flatten() const;  // one contiguous copy
+
+ private:
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> owned_;  // heap blocks: parts_ point into them
+  std::vector<Part> parts_;
+  size_t size_ = 0;
+};
+
 // Writes `bytes` to a temporary file in path's folder, optionally fsyncs it, then renames it over
 // `path`, so readers see the old file or the new one, never a torn one. Throws OutputError naming
 // the file and the system error; the temporary file is removed on failure.
+void write_file_atomic(const std::filesystem::path& path, const FileBytes& bytes, bool fsync);
 void write_file_atomic(const std::filesystem::path& path, const void* data, size_t bytes, bool fsync);
 
-// A .npy (format 1.0) image of a CV_32FC1 matrix: '<f4', C order, shape (rows, cols).
+// A .npy (format 1.0) image of a CV_32FC1 matrix: '<f4', C order, shape (rows, cols). npy_file's
+// parts are the header and views of `f32`'s rows (as tiff_file's); encode_npy is one vector.
+FileBytes npy_file(const cv::Mat& f32);
 std::vector<uint8_t> encode_npy(const cv::Mat& f32);
 // Parses what encode_npy writes (and numpy's own 2-D '<f4' files); throws InputError otherwise.
 cv::Mat decode_npy(const std::vector<uint8_t>& bytes, const std::string& name);
 
-// A float32 TIFF of a CV_32FC1 matrix (SAMPLEFORMAT_IEEEFP, as OpenCV writes it).
+// A float32 TIFF of a CV_32FC1 matrix: baseline little-endian TIFF, one uncompressed plane,
+// SAMPLEFORMAT_IEEEFP (the tags OpenCV's writer sets), strips of about 8 KiB as libtiff makes them.
+// tiff_file's parts are a header block and views of `f32`'s rows, which must outlive the FileBytes;
+// encode_tiff is the same file in one vector. Throws OutputError past classic TIFF's 4 GiB.
+FileBytes tiff_file(const cv::Mat& f32);
 std::vector<uint8_t> encode_tiff(const cv::Mat& f32);
 
 // A float32 OpenEXR image of a CV_32FC1 matrix (one channel "Y", FLOAT pixels, OpenCV's default
