@@ -409,7 +409,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
     job.depth = depth_buf_.host();
     job.mask = mask_buf.host();
     job.out = static_cast<float*>(out_buf_.host());
-    mask_cpu(job, plane.params);
+    mask_cpu(job, plane.params, cpu_tasks_);
     out_buf_.host_written();
   }
 }

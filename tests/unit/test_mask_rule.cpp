@@ -40,7 +40,7 @@ void expect_grid(const float (&want)[5][5], const cv::Mat& got) {
     for (int x = 0; x < 5; ++x) EXPECT_EQ(got.at<float>(y, x), want[y][x]) << "at (" << x << ", " << y << ")";
 }
 
-cv::Mat run_cpu_loop(const dm::MaskParams& p) {
+cv::Mat run_cpu_loop(const dm::MaskParams& p, int tasks = 0) {
   cv::Mat depth(5, 5, CV_16UC1, const_cast<uint16_t*>(&kDepth[0][0]));
   cv::Mat mask(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0]));
   cv::Mat out(5, 5, CV_32FC1, cv::Scalar(12345.0f));
@@ -48,7 +48,7 @@ cv::Mat run_cpu_loop(const dm::MaskParams& p) {
   job.depth = depth.data, job.depth_step = depth.step[0], job.depth_type = dm::DepthType::U16;
   job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
   job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = 5, job.cols = 5;
-  dm::mask_cpu(job, p);
+  dm::mask_cpu(job, p, tasks);
   return out;
 }
 
@@ -156,6 +156,23 @@ TEST(MaskRule, CpuBackendMatchesTheHandCheckedCase) {
   slot.run_mask(base_params());
   const float want[5][5] = {{X, X, 1, 8, X}, {X, 2, 2, 2, 2}, {3, 3, X, 3, 3}, {4, X, 4, X, 4}, {X, X, X, X, X}};
   expect_grid(want, slot.out());
+}
+
+TEST(MaskRule, CpuLoopGivesTheSameGridForEveryTaskCount) {
+  // 1 band, several of uneven height, one per row, more bands asked for than there are rows; and
+  // through the cpu backend's FrameSlot::set_cpu_tasks.
+  const float want[5][5] = {{X, X, 1, 8, X}, {X, 2, 2, 2, 2}, {3, 3, X, 3, 3}, {4, X, 4, X, 4}, {X, X, X, X, X}};
+  for (int tasks : {0, 1, 2, 3, 5, 64}) {
+    SCOPED_TRACE("tasks " + std::to_string(tasks));
+    expect_grid(want, run_cpu_loop(base_params(), tasks));
+  }
+  auto backend = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, dm::PlatformInfo{});
+  dm::FrameSlot slot(*backend);
+  slot.set(cv::Mat(5, 5, CV_16UC1, const_cast<uint16_t*>(&kDepth[0][0])), cv::Mat(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0])));
+  slot.set_cpu_tasks(2);
+  slot.run_mask(base_params());
+  expect_grid(want, slot.out());
+  EXPECT_THROW(run_cpu_loop(base_params(), -1), std::invalid_argument);
 }
 
 TEST(MaskJobValidation, RejectsNullPointersShortStepsAndNegativeSizes) {

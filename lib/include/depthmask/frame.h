@@ -78,6 +78,8 @@ class FrameSlot {
   void run_mask(const MaskParams& params);
   // Row bands for the copy backend: 0 = by size (the default), 1 = never split, n = n bands (at most 16).
   void set_copy_bands(int bands) { copy_bands_ = bands; }
+  // Bands of the CPU loop (mask_cpu's `tasks`): 0 = oneTBB's split (the default), n = exactly n.
+  void set_cpu_tasks(int tasks) { cpu_tasks_ = tasks; }
   // Bounds on the files load() reads (the defaults of InputLimits until set).
   void set_limits(const InputLimits& limits) { limits_ = limits; }
 
@@ -138,6 +140,7 @@ class FrameSlot {
   std::optional<ColorKey> color_key_;
   Buffer color_buf_, key_buf_;  // with a key: the BGR colour and the key pass's 8-bit plane; grow only
   int copy_bands_ = 0;
+  int cpu_tasks_ = 0;
   InputLimits limits_;
   std::unique_ptr<detail::ChunkedMask> chunked_;  // made at the first frame that is split
 };

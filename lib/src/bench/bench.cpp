@@ -213,16 +213,20 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
     try {
       for (const SizeImages& im : images) {
         // The copy backend with its row bands chosen by size (0), then a sweep: 1 (one upload, kernel,
-        // download) to 16 bands whose uploads, kernels and downloads overlap.
-        const std::vector<int> band_choices =
-            kind == BackendKind::Copy ? std::vector<int>{0, 1, 2, 4, 8, 16} : std::vector<int>{0};
+        // download) to 16 bands whose uploads, kernels and downloads overlap. The cpu backend with
+        // oneTBB's split (0), then exactly 1 to 32 bands (how many cores a frame of this size is worth).
+        const std::vector<int> band_choices = kind == BackendKind::Copy ? std::vector<int>{0, 1, 2, 4, 8, 16}
+                                              : kind == BackendKind::Cpu ? std::vector<int>{0, 1, 2, 4, 8, 16, 32}
+                                                                         : std::vector<int>{0};
+        const char* unit = kind == BackendKind::Copy ? " band" : " task";
         for (const int bands : band_choices)
         for (bool f32 : {true, false}) {
           const std::string label =
-              bands == 0 ? name : name + " (" + std::to_string(bands) + (bands == 1 ? " band)" : " bands)");
+              bands == 0 ? name : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
           say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + label);
           FrameSlot slot(*be);
-          slot.set_copy_bands(bands);
+          slot.set_copy_bands(kind == BackendKind::Copy ? bands : 0);
+          slot.set_cpu_tasks(kind == BackendKind::Cpu ? bands : 0);
           const cv::Mat& depth = im.depth(f32);
           // set() puts the frame in the backend's host buffers, as the loader leaves it; only
           // run_mask() is timed (upload, kernel or CPU loop, download, wait).
@@ -328,7 +332,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
                        const MaskParams& params, const fs::path& work, unsigned threads, const ProgressFn& say) {
   EndToEndRow row;
   row.size = size;
-  row.frames = o.frames > 0 ? o.frames : default_frames(size);
+  row.frames = o.frames > 0 ? o.frames : default_frames(size, threads);
   row.rate_frames = std::min(row.frames, kRateFrames);
   row.threads = threads;
   const fs::path data = work / size.label(), out = work / (size.label() + "-run"),
@@ -352,6 +356,8 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
   row.run_fps = row.run_s > 0 ? static_cast<double>(s.ok) / row.run_s : 0;
   row.error = run_error(s, row.frames, "first run");
   if (row.error.empty()) {
+    std::error_code ec;
+    fs::remove_all(out, ec);  // the disk holds one run's outputs at a time
     say("end to end " + size.label() + ": run (warm)");
     row.warm_run_s = timed_run_batch(run_config(data, warm_out, o), *be, choice, s, &row.steady_fps);
     row.warm_run_fps = row.warm_run_s > 0 ? static_cast<double>(s.ok) / row.warm_run_s : 0;

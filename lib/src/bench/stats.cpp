@@ -119,10 +119,14 @@ KernelRotation kernel_rotation(size_t frame_bytes, size_t l2_bytes, double facto
   return r;
 }
 
-int default_frames(const FrameSize& s) {
+int default_frames(const FrameSize& s, unsigned threads) {
   if (s.pixels() == 0) return 256;
   const double f = 256.0 * std::sqrt(640.0 * 480.0 / static_cast<double>(s.pixels()));
-  return std::clamp(static_cast<int>(std::lround(f)), 48, 256);
+  const int by_size = std::clamp(static_cast<int>(std::lround(f)), 48, 256);
+  // At least 24 rounds of the pipeline's threads, so that filling and draining it (about one frame's
+  // codec time each) stay a few percent of the run; at most 4 GiB of float output per run.
+  const auto by_output = static_cast<int>((size_t{4} << 30) / (static_cast<size_t>(s.pixels()) * 4));
+  return std::max(1, std::min(std::max(by_size, 24 * static_cast<int>(threads)), std::max(by_size, by_output)));
 }
 
 const Ceiling* BenchReport::ceiling(std::string_view name) const {

@@ -41,7 +41,9 @@ void validate(const MaskParams& params);
 
 // The CPU loop: the same per-pixel rule, rows spread over cores with oneTBB. With params.erode > 0
 // each pixel's mask test is the AND over its window (see mask_rule.h); results equal the GPU's.
-void mask_cpu(const MaskJob& job, const MaskParams& params);
+// `tasks`: 0 lets oneTBB split the rows (bands of at least 16 rows); n > 0 cuts them into exactly
+// n equal bands (at most one per row), for measuring how many cores a small frame is worth.
+void mask_cpu(const MaskJob& job, const MaskParams& params, int tasks = 0);
 
 // True when this build carries the CUDA kernel.
 bool have_cuda_kernels() noexcept;
