@@ -5,13 +5,15 @@
 # and a short live run under valgrind's leak checker (what CI runs, through ctest's leak_check).
 #
 #   scripts/soak.sh [--bin build/depthmask] [--frames 10000] [--live-seconds 600] [--backend auto]
-#                   [--size 320x240] [--interval 2] [--work DIR]
+#                   [--size 320x240] [--interval 2] [--work DIR] [--only batch|live] [--formats png16]
 #   scripts/soak.sh --leak-check [--bin build-cpu/depthmask]
 #
 # The batch: `--frames` frames made from 100 synthetic frames by symbolic links (distinct ids, same
 # files: the disk holds 100 inputs), written as 16-bit millimetre PNGs (the smallest output). The live
 # run: replay:// of those 100 frames at 30 fps, looping, with the frames published on a local ZeroMQ
 # socket (nobody subscribes: the messages are dropped at the socket, as with a slow subscriber).
+# `--formats` sets the batch's output.format (a comma list; json alone writes only the sidecars, for
+# long GPU batches whose outputs would not fit on the disk). `--only` runs one phase (two soak.sh with different --work folders can then run both at once).
 # Each phase passes when, after the first 20 % of its samples, RSS grows by less than
 # SOAK_MAX_RSS_KIB_PER_MIN (default 1024) KiB per minute (the batch: by less than
 # SOAK_MAX_BATCH_BYTES_PER_FRAME, default 1024, bytes per frame: its manifest grows with the frames
@@ -28,6 +30,8 @@ size=320x240
 interval=2
 work=""
 leak_check=0
+only=""
+formats=png16
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -38,11 +42,14 @@ while [ $# -gt 0 ]; do
     --interval) interval="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --leak-check) leak_check=1; shift ;;
+    --only) only="$2"; shift 2 ;;
+    --formats) formats="$2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
+case "$only" in ""|batch|live) ;; *) echo "soak.sh: --only takes batch or live, not '$only'" >&2; exit 2 ;; esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ -z "$bin" ]; then
   for b in "$root/build/depthmask" "$root/build-cpu/depthmask"; do [ -x "$b" ] && { bin="$b"; break; }; done
@@ -145,20 +152,34 @@ h=${size#*x}
 echo "soak: $bin, backend $backend, $frames batch frames at $size, live for ${live_seconds}s, sampling every ${interval}s"
 echo "soak: work folder $work"
 "$bin" synth --output "$work/base" --frames 100 --size "${w}x${h}" >/dev/null
+fail=0
+if [ "$only" != live ]; then
 # The batch dataset: $frames ids over the 100 rendered frames.
 mkdir -p "$work/batch/depth" "$work/batch/mask"
-for ((i = 0; i < frames; i++)); do
-  src=$(printf "%06d" $((i % 100)))
-  id=$(printf "%06d" "$i")
-  ln -sf "$work/base/depth/$src.png" "$work/batch/depth/$id.png"
-  ln -sf "$work/base/mask/$src.png" "$work/batch/mask/$id.png"
-done
+if command -v python3 >/dev/null; then  # one process instead of two per frame
+  python3 - "$work" "$frames" <<'PY'
+import os, sys
+work, frames = sys.argv[1], int(sys.argv[2])
+for i in range(frames):
+    for kind in ("depth", "mask"):
+        link = f"{work}/batch/{kind}/{i:06d}.png"
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(f"{work}/base/{kind}/{i % 100:06d}.png", link)
+PY
+else
+  for ((i = 0; i < frames; i++)); do
+    src=$(printf "%06d" $((i % 100)))
+    id=$(printf "%06d" "$i")
+    ln -sf "$work/base/depth/$src.png" "$work/batch/depth/$id.png"
+    ln -sf "$work/base/mask/$src.png" "$work/batch/mask/$id.png"
+  done
+fi
 cat >"$work/batch.yaml" <<EOF
 input: {root: $work/batch, depth: "depth/{id}.png", mask: "mask/{id}.png"}
-output: {format: [png16], preview: false}
+output: {format: [$formats], preview: false}
 EOF
 
-fail=0
 echo "=== batch: $frames frames"
 "$bin" run --config "$work/batch.yaml" --output "$work/batch-out" --backend "$backend" >"$work/batch.log" 2>&1 &
 status=0
@@ -166,6 +187,9 @@ sample batch $! || status=$?
 grep -E "frame\(s\):" "$work/batch.log" || true
 [ "$status" = 0 ] || { echo "batch: exit $status (log: $work/batch.log)"; fail=1; }
 verdict batch "$frames" || fail=1
+fi
+
+if [ "$only" != batch ]; then
 
 echo "=== live: replay for ${live_seconds}s"
 "$bin" live --source "replay://$work/base?fps=30&loop=1" --backend "$backend" --duration "$live_seconds" \
@@ -175,6 +199,7 @@ sample live $! || status=$?
 grep -E "processed|captured" "$work/live.log" | tail -3 || true
 [ "$status" = 0 ] || { echo "live: exit $status (log: $work/live.log)"; fail=1; }
 verdict live || fail=1
+fi
 
 echo "soak: samples in $csv"
 exit "$fail"
