@@ -112,23 +112,37 @@ size_t MemoryBackend::memory_limit() const {
 
 Buffer MemoryBackend::allocate(size_t bytes) {
   if (bytes == 0) return Buffer(this, Block{});
-  const std::lock_guard<std::mutex> lock(stats_mutex_);
-  // Checked before the platform allocator is asked, so a refused request changes nothing.
-  DM_EXPECT(limit_ == 0 || (bytes <= limit_ && stats_.live_bytes <= limit_ - bytes), ResourceError,
-            "backend '" << to_string(kind_) << "': out of memory: cannot allocate " << bytes << " bytes for a frame buffer: "
-                        << stats_.live_bytes << " of the " << limit_ << " bytes of backend.memory_limit_mb ("
-                        << limit_ / (1024 * 1024) << " MiB) are in use by the frames in flight");
-  Block b = do_allocate(bytes);
+  {
+    // The bytes are reserved against the limit under the lock, and the platform allocator runs
+    // outside it: it may run parallel work of its own (pinned_host_alloc's first touch), and a thread
+    // waiting for that work can take up another frame's task that allocates too. Holding the lock
+    // across it deadlocked the batch pipeline (a 4K bench run and a 1080p soak on the H200).
+    const std::lock_guard<std::mutex> lock(stats_mutex_);
+    // Checked before the platform allocator is asked, so a refused request changes nothing.
+    DM_EXPECT(limit_ == 0 || (bytes <= limit_ && stats_.live_bytes <= limit_ - bytes), ResourceError,
+              "backend '" << to_string(kind_) << "': out of memory: cannot allocate " << bytes << " bytes for a frame buffer: "
+                          << stats_.live_bytes << " of the " << limit_ << " bytes of backend.memory_limit_mb ("
+                          << limit_ / (1024 * 1024) << " MiB) are in use by the frames in flight");
+    stats_.live_bytes += bytes;
+    if (stats_.live_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.live_bytes;
+  }
+  Block b;
+  try {
+    b = do_allocate(bytes);
+  } catch (...) {
+    const std::lock_guard<std::mutex> lock(stats_mutex_);
+    stats_.live_bytes -= bytes;
+    throw;
+  }
   b.bytes = bytes;
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
   ++stats_.allocations;
-  stats_.live_bytes += bytes;
-  if (stats_.live_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.live_bytes;
   return Buffer(this, b);
 }
 
 void MemoryBackend::deallocate(Block b) noexcept {
-  const std::lock_guard<std::mutex> lock(stats_mutex_);
   do_deallocate(b);
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
   ++stats_.deallocations;
   stats_.live_bytes -= b.bytes;
 }

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <cstdlib>
 #include <new>
@@ -39,8 +40,12 @@ PinnedHost pinned_host_alloc(size_t bytes, bool mapped, bool use_register) {
   (void)madvise(mem, rounded, MADV_HUGEPAGE);  // a hint: fewer pages to fault in and to pin
 #endif
   // First touch (the kernel's zeroing of each page) on several threads; one byte per page is enough.
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, rounded, kHugePage), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t i = r.begin(); i < r.end(); i += kPage) static_cast<volatile char*>(mem)[i] = 0;
+  // Isolated: while this thread waits for the touch it takes no unrelated task (another frame's
+  // decode or GPU wait) that would hold up the allocation.
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, rounded, kHugePage), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); i += kPage) static_cast<volatile char*>(mem)[i] = 0;
+    });
   });
   const cudaError_t e = cudaHostRegister(mem, rounded, mapped ? cudaHostRegisterMapped : cudaHostRegisterDefault);
   if (e != cudaSuccess) {

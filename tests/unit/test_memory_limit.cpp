@@ -5,6 +5,16 @@
 
 #include <opencv2/core.hpp>
 
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <new>
 #include <string>
 
 #include "depthmask/backend.h"
@@ -80,3 +90,80 @@ TEST(MemoryLimit, SlotThatRanOutGivesItsBuffersBack) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Allocation from many pipeline tasks at once, with a platform allocator that runs parallel work of
+// its own (as pinned_host_alloc's first touch does). allocate() used to hold its lock across the
+// platform allocator: a thread waiting for the nested work took up another task that allocated and
+// blocked on the lock it held itself — the batch hung (4K bench, 1080p soak, on the H200).
+
+namespace {
+
+class NestedParallelBackend final : public dm::MemoryBackend {
+ public:
+  NestedParallelBackend() : dm::MemoryBackend(dm::BackendKind::Cpu) {}
+  bool device_executes() const override { return false; }
+  bool shares_memory() const override { return true; }
+  std::string describe() const override { return "test: allocation with nested parallel work"; }
+
+ private:
+  dm::Block do_allocate(size_t bytes) override {
+    auto* p = static_cast<char*>(std::malloc(bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    // Deliberately not isolated: the outer tasks may run inside this wait. Chunks of a few
+    // microseconds each, so that threads wait for one another here.
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, bytes, 512), [&](const tbb::blocked_range<size_t>& r) {
+      for (int round = 0; round < 20; ++round)
+        for (size_t i = r.begin(); i < r.end(); ++i) static_cast<volatile char*>(p)[i] = static_cast<char>(i);
+    }, tbb::simple_partitioner());
+    return dm::Block{p, nullptr, bytes};
+  }
+  void do_deallocate(dm::Block b) noexcept override { std::free(b.host); }
+};
+
+}  // namespace
+
+TEST(BackendAllocate, ManyTasksAllocatingWithNestedParallelWorkDoNotDeadlock) {
+  NestedParallelBackend backend;
+  backend.set_memory_limit(size_t{1} << 30);  // the limit's bookkeeping is what the lock guards
+  // 16 threads, as on the H200's host, whatever this machine has: the more threads, the likelier a
+  // waiting thread takes up another allocating task.
+  const tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 16);
+  auto work = std::async(std::launch::async, [&] {
+    tbb::task_arena(16).execute([&] {
+      tbb::parallel_for(0, 2000, [&](int i) {
+        dm::Buffer b = backend.allocate(4096 + static_cast<size_t>(i % 7) * 4096);
+        EXPECT_EQ(static_cast<char*>(b.host())[65], static_cast<char>(65));
+      });
+    });
+  });
+  if (work.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    std::fprintf(stderr, "BackendAllocate: 2000 allocations did not finish in 30 s: deadlocked\n");
+    std::_Exit(1);  // the hung threads would keep the process from exiting
+  }
+  work.get();
+  const dm::AllocationStats s = backend.stats();
+  EXPECT_EQ(s.allocations, 2000u);
+  EXPECT_EQ(s.deallocations, 2000u);
+  EXPECT_EQ(s.live_bytes, 0u);
+  EXPECT_LE(s.peak_bytes, size_t{1} << 30);
+}
+
+TEST(BackendAllocate, AFailedPlatformAllocationGivesItsReservationBack) {
+  class Refusing final : public dm::MemoryBackend {
+   public:
+    Refusing() : dm::MemoryBackend(dm::BackendKind::Cpu) {}
+    bool device_executes() const override { return false; }
+    bool shares_memory() const override { return true; }
+    std::string describe() const override { return "test: refuses"; }
+
+   private:
+    dm::Block do_allocate(size_t) override { throw std::bad_alloc(); }
+    void do_deallocate(dm::Block) noexcept override {}
+  } backend;
+  backend.set_memory_limit(1000);
+  EXPECT_THROW(backend.allocate(800), std::bad_alloc);
+  EXPECT_EQ(backend.stats().live_bytes, 0u);
+  EXPECT_EQ(backend.stats().allocations, 0u);
+  EXPECT_THROW(backend.allocate(800), std::bad_alloc);  // not ResourceError: nothing stayed reserved
+}
