@@ -127,24 +127,48 @@ std::string manifest_key(const FrameEntry& f) {
   return f.relative.empty() ? f.id : f.relative.generic_string();
 }
 
-std::string Manifest::to_json() const {
-  // One frame per line: readable, diffable, and a tenth of an indented dump's size.
+std::string Manifest::head_text(const std::string& settings) {
   nlohmann::ordered_json head;
   head["format"] = "depthmask-manifest";
   head["version"] = 1;
   head["settings"] = settings;
   std::string text = head.dump();
   text.pop_back();  // the closing brace
-  text += ",\"frames\":{";
+  return text + ",\"frames\":{";
+}
+
+std::string Manifest::line_text(const std::string& key, const ManifestRecord& rec) {
+  nlohmann::ordered_json outs = nlohmann::ordered_json::array();
+  for (const OutputFile& f : rec.files) outs.push_back({{"file", f.name}, {"size", f.size}, {"crc32", f.crc32}});
+  const nlohmann::ordered_json r = {{"id", rec.id}, {"inputs", rec.inputs}, {"outputs", std::move(outs)}};
+  return nlohmann::json(key).dump() + ":" + r.dump();
+}
+
+const char* Manifest::tail_text() { return "\n}}\n"; }
+
+namespace {
+// head, then "\n" + first line, ",\n" + each next one, then the tail, into `text` (cleared first).
+template <class Lines>
+void join_manifest(std::string& text, const std::string& head, const Lines& lines) {
+  text.clear();
+  text += head;
   bool first = true;
-  for (const auto& [key, rec] : frames) {  // std::map: sorted keys, so the same frames give the same bytes
-    nlohmann::ordered_json outs = nlohmann::ordered_json::array();
-    for (const OutputFile& f : rec.files) outs.push_back({{"file", f.name}, {"size", f.size}, {"crc32", f.crc32}});
-    const nlohmann::ordered_json r = {{"id", rec.id}, {"inputs", rec.inputs}, {"outputs", std::move(outs)}};
-    text += (first ? "\n" : ",\n") + nlohmann::json(key).dump() + ":" + r.dump();
+  for (const auto& [key, line] : lines) {
+    text += first ? "\n" : ",\n";
+    text += line;
     first = false;
   }
-  text += "\n}}\n";
+  text += Manifest::tail_text();
+}
+}  // namespace
+
+std::string Manifest::to_json() const {
+  // One frame per line: readable, diffable, and a tenth of an indented dump's size. std::map: sorted
+  // keys, so the same frames give the same bytes.
+  std::map<std::string, std::string> lines;
+  for (const auto& [key, rec] : frames) lines.emplace(key, line_text(key, rec));
+  std::string text;
+  join_manifest(text, head_text(settings), lines);
   return text;
 }
 
@@ -238,7 +262,10 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
   if (!kept.empty())
     spdlog::info("resume: {} of {} frame(s) already done by an earlier run ({}); --force redoes them", kept.size(),
                  frames.size(), path_.string());
-  manifest_.frames = std::move(kept);
+  manifest_.frames.clear();
+  head_ = Manifest::head_text(manifest_.settings);
+  lines_.clear();
+  for (const auto& [key, rec] : kept) lines_.emplace(key, Manifest::line_text(key, rec));
   save();  // before any output is touched: the manifest on disk names only frames this run skips
   return done;
 }
@@ -246,8 +273,8 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
 void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
   const std::string key = manifest_key(f);
   const auto fp = fingerprints_.find(key);
-  manifest_.frames[key] =
-      ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)};
+  lines_[key] = Manifest::line_text(
+      key, ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)});
   dirty_ = true;
   // At most about once a second: a frame finished but not yet recorded is only redone, identically.
   if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) {
@@ -269,8 +296,9 @@ void ResumeLog::flush() {
 }
 
 void ResumeLog::save() {
-  const std::string text = manifest_.to_json();
-  write_file_atomic(path_, text.data(), text.size(), c_->output.fsync);
+  if (head_.empty()) head_ = Manifest::head_text(manifest_.settings);  // finished() without plan()
+  join_manifest(text_, head_, lines_);
+  write_file_atomic(path_, text_.data(), text_.size(), c_->output.fsync);
   last_save_ = std::chrono::steady_clock::now();
   dirty_ = false;
   save_failing_ = false;
