@@ -6,6 +6,7 @@
 #
 #   scripts/soak.sh [--bin build/depthmask] [--frames 10000] [--live-seconds 600] [--backend auto]
 #                   [--size 320x240] [--interval 2] [--work DIR] [--only batch|live] [--formats png16]
+#                   [--threads N]
 #   scripts/soak.sh --leak-check [--bin build-cpu/depthmask]
 #
 # The batch: `--frames` frames made from 100 synthetic frames by symbolic links (distinct ids, same
@@ -13,7 +14,8 @@
 # run: replay:// of those 100 frames at 30 fps, looping, with the frames published on a local ZeroMQ
 # socket (nobody subscribes: the messages are dropped at the socket, as with a slow subscriber).
 # `--formats` sets the batch's output.format (a comma list; json alone writes only the sidecars, for
-# long GPU batches whose outputs would not fit on the disk). `--only` runs one phase (two soak.sh with different --work folders can then run both at once).
+# long GPU batches whose outputs would not fit on the disk); `--threads` sets the batch's run.threads
+# (16 on a 2-core machine behaves as the H200's 16-thread host does). `--only` runs one phase (two soak.sh with different --work folders can then run both at once).
 # Each phase passes when, after the first 20 % of its samples, RSS grows by less than
 # SOAK_MAX_RSS_KIB_PER_MIN (default 1024) KiB per minute (the batch: by less than
 # SOAK_MAX_BATCH_BYTES_PER_FRAME, default 1024, bytes per frame: its manifest grows with the frames
@@ -32,6 +34,7 @@ work=""
 leak_check=0
 only=""
 formats=png16
+threads=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     --leak-check) leak_check=1; shift ;;
     --only) only="$2"; shift 2 ;;
     --formats) formats="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -178,6 +182,7 @@ fi
 cat >"$work/batch.yaml" <<EOF
 input: {root: $work/batch, depth: "depth/{id}.png", mask: "mask/{id}.png"}
 output: {format: [$formats], preview: false}
+run: {threads: $threads}
 EOF
 
 echo "=== batch: $frames frames"

@@ -475,9 +475,10 @@ void apply(Config& c, const YAML::Node& root, const Origin& o) {
         else c.backend.device = static_cast<int>(r.integer(full, v, 0, 1023));
       });
     } else if (section == "run") {
-      r.each("run", s, {"on_error", "force", "frames_in_flight"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
+      r.each("run", s, {"on_error", "force", "frames_in_flight", "threads"}, [&](const std::string& k, const std::string& full, const YAML::Node& v) {
         if (k == "force") c.run.force = r.boolean(full, v);
         else if (k == "frames_in_flight") c.run.frames_in_flight = static_cast<int>(r.integer(full, v, 0, 256));
+        else if (k == "threads") c.run.threads = static_cast<int>(r.integer(full, v, 0, 256));
         else c.run.on_error = r.enumeration<OnError>(full, v, parse_on_error, "skip, stop");
       });
     } else if (section == "live") {
@@ -774,6 +775,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
   e << YAML::Key << "on_error" << YAML::Value << std::string(to_string(c.run.on_error));
   e << YAML::Key << "force" << YAML::Value << c.run.force;
   e << YAML::Key << "frames_in_flight" << YAML::Value << c.run.frames_in_flight;
+  e << YAML::Key << "threads" << YAML::Value << c.run.threads;
   e << YAML::EndMap;
   e << YAML::Key << "live" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << c.live.source;

@@ -5,7 +5,9 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <tbb/concurrent_queue.h>
+#include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
@@ -135,7 +137,8 @@ void stage(Work& w, MemoryBackend& backend, F&& f) {
 size_t frames_in_flight(const Config& c, const MemoryBackend& backend) {
   if (!backend.host_access_during_kernels()) return 1;
   if (c.run.frames_in_flight > 0) return static_cast<size_t>(c.run.frames_in_flight);
-  return std::clamp<size_t>(std::thread::hardware_concurrency() + 2, 2, 32);
+  const size_t threads = c.run.threads > 0 ? static_cast<size_t>(c.run.threads) : std::thread::hardware_concurrency();
+  return std::clamp<size_t>(threads + 2, 2, 32);
 }
 
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
@@ -296,14 +299,26 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
       stopping_after = std::min(stopping_after.load(), w->index);
     }
   };
-  tbb::parallel_pipeline(tokens,
-                         tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, take) &
-                             tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, decode) &
-                             tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, mask) &
-                             tbb::make_filter<Work*, Work*>(stop_at_failure ? tbb::filter_mode::serial_in_order
-                                                                            : tbb::filter_mode::parallel,
-                                                            write) &
-                             tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, commit));
+  auto pipeline = [&] {
+    tbb::parallel_pipeline(tokens,
+                           tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, take) &
+                               tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, decode) &
+                               tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, mask) &
+                               tbb::make_filter<Work*, Work*>(stop_at_failure ? tbb::filter_mode::serial_in_order
+                                                                              : tbb::filter_mode::parallel,
+                                                              write) &
+                               tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, commit));
+  };
+  if (c.run.threads > 0) {
+    // An arena of run.threads slots (the CPU loop's parallel_for inside it stays within them too);
+    // global_control lets oneTBB start more workers than the default when more are asked for.
+    const tbb::global_control workers(tbb::global_control::max_allowed_parallelism,
+                                      std::max<size_t>(static_cast<size_t>(c.run.threads), tbb::global_control::active_value(
+                                                                                                tbb::global_control::max_allowed_parallelism)));
+    tbb::task_arena(c.run.threads).execute(pipeline);
+  } else {
+    pipeline();
+  }
   try {
     resume.flush();
   } catch (const OutputError& e) {

@@ -118,6 +118,9 @@ struct RunConfig {
   // Frames in flight in the overlapped batch (each holds one frame slot of buffers): 0 = by the
   // machine (hardware threads + 2, at most 32); 1 = one frame at a time.
   int frames_in_flight = 0;
+  // Threads of the batch pipeline (oneTBB), for the run: 0 = one per hardware thread; n = n, fewer to
+  // leave cores to other work (a robot's stack beside it), more than the cores to oversubscribe them.
+  int threads = 0;
 };
 
 // live.mask: masks besides the frames' own (the mask stream), AND-ed with it. All empty: the mask
