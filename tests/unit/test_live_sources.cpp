@@ -153,6 +153,31 @@ TEST(ReplaySource, PlaysASyntheticDatasetInOrderThenEnds) {
   EXPECT_FALSE(s->read(f));
 }
 
+TEST(ReplaySource, InputLimitsApplyBeforeReadingAndDecoding) {
+  // The batch loader's bounds hold for replayed files too: input.max_image_pixels from the header
+  // before decoding, input.max_file_bytes before reading. Each is the frame's error, naming the file.
+  dmtest::TempDir dir;
+  dm::write_synthetic_dataset(dir.path(), 2, 32, 24);
+  dm::Config c;
+  c.input.max_image_pixels = 32 * 24 - 1;
+  auto s = open_source("replay://" + dir.path().string() + "?fps=0", c);
+  dm::CapturedFrame f;
+  std::string m = dmtest::message_of<dm::InputError>([&] { s->read(f); });
+  EXPECT_TRUE(Contains(m, "depth file '" + (dir.path() / "depth" / "000000.png").string() + "' is a PNG image of 32x24 pixels")) << m;
+  EXPECT_TRUE(Contains(m, "input.max_image_pixels")) << m;
+  c = dm::Config{};
+  c.input.max_file_bytes = 10;
+  s = open_source("replay://" + dir.path().string() + "?fps=0", c);
+  m = dmtest::message_of<dm::InputError>([&] { s->read(f); });
+  EXPECT_TRUE(Contains(m, "depth file '" + (dir.path() / "depth" / "000000.png").string() + "' is ")) << m;
+  EXPECT_TRUE(Contains(m, "input.max_file_bytes")) << m;
+  c.input.max_file_bytes = uint64_t{1} << 20;
+  c.input.max_image_pixels = 32 * 24;
+  s = open_source("replay://" + dir.path().string() + "?fps=0", c);
+  ASSERT_TRUE(s->read(f));
+  EXPECT_EQ(f.depth.size(), cv::Size(32, 24));
+}
+
 TEST(ReplaySource, LoopRestartsAtTheEnd) {
   dmtest::TempDir dir;
   dm::write_synthetic_dataset(dir.path(), 2, 16, 12);

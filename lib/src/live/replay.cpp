@@ -37,6 +37,7 @@
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
 #include "depthmask/stream_pairer.h"
+#include "detail/image_header.h"
 #include "layouts/readers.h"
 #include "live/pacing.h"
 #include "live/uri.h"
@@ -70,8 +71,10 @@ void reclaim(cv::Mat& m) {
   if (m.u && m.u->refcount > 1) m.release();
 }
 
-void decode_file(const fs::path& file, int flags, const char* what, const std::string& uri, std::vector<uchar>& bytes,
-                 cv::Mat& out) {
+// Reads and decodes one file with the batch loader's bounds (input.max_file_bytes before reading,
+// input.max_image_pixels from the header before decoding).
+void decode_file(const fs::path& file, int flags, const char* what, const std::string& uri, const InputLimits& limits,
+                 std::vector<uchar>& bytes, cv::Mat& out) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) {
     std::error_code ec;
@@ -80,27 +83,31 @@ void decode_file(const fs::path& file, int flags, const char* what, const std::s
     throw InputError("replay source '" + uri + "': cannot read " + what + " file '" + file.string() + "'");
   }
   const std::streamsize size = in.tellg();
+  DM_EXPECT(size <= 0 || static_cast<uint64_t>(size) <= limits.max_file_bytes, InputError,
+            "replay source '" << uri << "': " << what << " file '" << file.string() << "' is " << size
+                              << " bytes; expected at most " << limits.max_file_bytes << " (input.max_file_bytes), so it is not read");
   in.seekg(0);
   bytes.resize(static_cast<size_t>(std::max<std::streamsize>(size, 0)));
   if (size <= 0 || !in.read(reinterpret_cast<char*>(bytes.data()), size))
     throw InputError("replay source '" + uri + "': cannot read " + what + " file '" + file.string() + "'");
+  detail::check_image_size(bytes.data(), bytes.size(), limits.max_image_pixels, what, file.string());
   reclaim(out);
   if (cv::imdecode(bytes, flags, &out).empty())
     throw InputError("replay source '" + uri + "': cannot decode " + what + " file '" + file.string() + "'");
 }
 
-void decode_frame(const FrameEntry& f, const std::string& uri, Decoded& d) {
-  decode_file(f.depth, cv::IMREAD_UNCHANGED, "depth", uri, d.bytes, d.depth);
+void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits& limits, Decoded& d) {
+  decode_file(f.depth, cv::IMREAD_UNCHANGED, "depth", uri, limits, d.bytes, d.depth);
   check_depth_type(d.depth, f.depth.string());
   if (f.instances.empty()) {
-    decode_file(f.mask, cv::IMREAD_UNCHANGED, "mask", uri, d.bytes, d.mask);
+    decode_file(f.mask, cv::IMREAD_UNCHANGED, "mask", uri, limits, d.bytes, d.mask);
     check_mask_type(d.mask, f.mask.string());
   } else {
     reclaim(d.mask);
     d.mask.create(d.depth.size(), CV_8UC1);
     d.mask.setTo(0);
     for (const auto& inst : f.instances) {
-      decode_file(inst.second, cv::IMREAD_UNCHANGED, "instance mask", uri, d.bytes, d.instance);
+      decode_file(inst.second, cv::IMREAD_UNCHANGED, "instance mask", uri, limits, d.bytes, d.instance);
       check_mask_type(d.instance, inst.second.string());
       DM_EXPECT(d.instance.size() == d.depth.size(), InputError,
                 "replay source '" << uri << "': instance mask '" << inst.second.string() << "' is " << d.instance.cols
@@ -110,7 +117,7 @@ void decode_frame(const FrameEntry& f, const std::string& uri, Decoded& d) {
     }
   }
   if (f.color.empty()) d.color.release();
-  else decode_file(f.color, cv::IMREAD_COLOR, "color", uri, d.bytes, d.color);
+  else decode_file(f.color, cv::IMREAD_COLOR, "color", uri, limits, d.bytes, d.color);
 }
 
 // A TUM sequence's frames as its streams pair live. unpaired_before[i]: frames dropped since the
@@ -327,7 +334,7 @@ class ReplaySource final : public LiveSource {
       const FrameEntry& f = frames_[static_cast<size_t>(n % frames_.size())];
       lock.unlock();
       try {
-        decode_frame(f, uri_.text, d);
+        decode_frame(f, uri_.text, limits_, d);
       } catch (...) {
         d.error = std::current_exception();
       }
@@ -363,6 +370,7 @@ class ReplaySource final : public LiveSource {
 
   SourceUri uri_;
   Config config_;
+  InputLimits limits_ = input_limits(config_);  // input.max_file_bytes, input.max_image_pixels
   double fps_;
   bool loop_;
   Pacer pacer_;
