@@ -173,6 +173,9 @@ struct EndToEndRow {
   // The warm run's rate from the commit of its first quarter of frames to its last: start-up (pool
   // allocation) and the pipeline's fill left out.
   double steady_fps = 0;
+  // From run_batch's call to the first frame committed (listing, manifest, the frame pool's buffers
+  // on first use, one frame through the pipeline), first and warm run: what start-up costs.
+  double first_frame_ms = 0, warm_first_frame_ms = 0;
   int rate_frames = 0;  // frames the naive loop and the codec times ran on: min(frames, kRateFrames)
   double naive_fps = 0;
   double decode_ms = 0;  // per frame, depth + mask, one thread

@@ -295,9 +295,14 @@ Config run_config(const fs::path& data, const fs::path& out, const BenchOptions&
 // Commit times of the frames, to measure the steady state apart from start-up and drain.
 class CommitClock final : public RunObserver {
  public:
+  explicit CommitClock(Clock::time_point start) : start_(start) {}
   void on_frame(const FrameEntry&, size_t done, size_t, const FrameFailure*) override {
     times_.push_back(Clock::now());
     (void)done;
+  }
+  // From the run's start to its first commit, in ms (0 without one).
+  double first_frame_ms() const {
+    return times_.empty() ? 0 : std::chrono::duration<double, std::milli>(times_.front() - start_).count();
   }
   // Frames per second between the commit of the first quarter of the frames and the last commit.
   double steady_fps() const {
@@ -308,17 +313,20 @@ class CommitClock final : public RunObserver {
   }
 
  private:
+  Clock::time_point start_;
   std::vector<Clock::time_point> times_;
 };
 
-// The wall time of run_batch (start-up included); `steady_fps` gets the steady-state rate.
+// The wall time of run_batch (start-up included); `steady_fps` gets the steady-state rate and
+// `first_frame_ms` the time to the first committed frame.
 double timed_run_batch(const Config& c, MemoryBackend& be, const BackendChoice& choice, RunSummary& s,
-                       double* steady_fps = nullptr) {
-  CommitClock clock;
+                       double* steady_fps, double* first_frame_ms) {
   const auto t0 = Clock::now();
+  CommitClock clock(t0);
   s = run_batch(c, be, choice, &clock);
   const double wall = seconds_since(t0);
   if (steady_fps) *steady_fps = clock.steady_fps();
+  if (first_frame_ms) *first_frame_ms = clock.first_frame_ms();
   return wall;
 }
 
@@ -351,7 +359,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
   const BackendChoice choice = choose_backend(first.backend, platform);
   std::unique_ptr<MemoryBackend> be = make_backend(choice, platform);
   RunSummary s;
-  row.run_s = timed_run_batch(first, *be, choice, s);
+  row.run_s = timed_run_batch(first, *be, choice, s, nullptr, &row.first_frame_ms);
   row.backend = std::string(to_string(s.backend));
   row.run_fps = row.run_s > 0 ? static_cast<double>(s.ok) / row.run_s : 0;
   row.error = run_error(s, row.frames, "first run");
@@ -359,7 +367,8 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
     std::error_code ec;
     fs::remove_all(out, ec);  // the disk holds one run's outputs at a time
     say("end to end " + size.label() + ": run (warm)");
-    row.warm_run_s = timed_run_batch(run_config(data, warm_out, o), *be, choice, s, &row.steady_fps);
+    row.warm_run_s =
+        timed_run_batch(run_config(data, warm_out, o), *be, choice, s, &row.steady_fps, &row.warm_first_frame_ms);
     row.warm_run_fps = row.warm_run_s > 0 ? static_cast<double>(s.ok) / row.warm_run_s : 0;
     row.error = run_error(s, row.frames, "warm run");
   }
