@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -277,7 +278,7 @@ void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
       key, ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)});
   dirty_ = true;
   // At most about once a second: a frame finished but not yet recorded is only redone, identically.
-  if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) {
+  if (std::chrono::steady_clock::now() - last_save_ >= save_interval_) {
     try {
       save();
     } catch (const OutputError& e) {
@@ -295,11 +296,17 @@ void ResumeLog::flush() {
   if (dirty_) save();
 }
 
+std::chrono::steady_clock::duration manifest_save_interval(std::chrono::steady_clock::duration last_save_took) {
+  return std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), 10 * last_save_took);
+}
+
 void ResumeLog::save() {
+  const auto t0 = std::chrono::steady_clock::now();
   if (head_.empty()) head_ = Manifest::head_text(manifest_.settings);  // finished() without plan()
   join_manifest(text_, head_, lines_);
   write_file_atomic(path_, text_.data(), text_.size(), c_->output.fsync);
   last_save_ = std::chrono::steady_clock::now();
+  save_interval_ = manifest_save_interval(last_save_ - t0);
   dirty_ = false;
   save_failing_ = false;
 }

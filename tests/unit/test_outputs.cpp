@@ -557,6 +557,14 @@ TEST(Manifest, RoundTripsAndIsSortedAndStable) {
   EXPECT_NO_THROW(nlohmann::json::parse(text));
 }
 
+TEST(Manifest, SavesAreSpacedByTenTimesTheirCostAndAtLeastASecond) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(dm::manifest_save_interval(milliseconds(0)), std::chrono::seconds(1));
+  EXPECT_EQ(dm::manifest_save_interval(milliseconds(99)), std::chrono::seconds(1));
+  EXPECT_EQ(dm::manifest_save_interval(milliseconds(100)), std::chrono::seconds(1));
+  EXPECT_EQ(dm::manifest_save_interval(milliseconds(250)), milliseconds(2500));  // a large manifest
+}
+
 TEST(Manifest, RejectsWhatIsNotOneOfOurs) {
   const std::vector<std::string> bad{
       "",

@@ -9,7 +9,8 @@
 //  - a frame is recorded only after all its outputs are renamed into place, and before the first
 //    output is touched the manifest on disk is cut down to the frames this run will skip. So every
 //    record on disk describes outputs that are final;
-//  - the manifest is rewritten at most about once a second (and at the end): a frame that finished
+//  - the manifest is rewritten at most about once a second, less often when it is large
+//    (manifest_save_interval), and at the end: a frame that finished
 //    but was not recorded yet is simply redone by the next run, and the pipeline is deterministic,
 //    so it writes the same bytes again;
 //  - the temporary files a killed run leaves behind are removed by the next run
@@ -75,6 +76,12 @@ struct Manifest {
   static const char* tail_text();
 };
 
+// How long after a manifest save the next may start, given how long that save took: at least a
+// second, and ten times the save, so that rewriting a large manifest (a million frames: ~110 MB)
+// costs at most about a tenth of the committing thread's time. A frame finished but not yet recorded
+// is only redone by a resumed run, identically.
+std::chrono::steady_clock::duration manifest_save_interval(std::chrono::steady_clock::duration last_save_took);
+
 // The resume state of one run over output.dir.
 class ResumeLog {
  public:
@@ -89,8 +96,8 @@ class ResumeLog {
   // flag per frame. Throws OutputError when the manifest cannot be written.
   std::vector<bool> plan(const std::vector<FrameEntry>& frames);
 
-  // Records a frame whose outputs are all written; rewrites the manifest when the last write is about
-  // a second old. When that write fails (disk full, folder removed or read-only) it logs a warning and
+  // Records a frame whose outputs are all written; rewrites the manifest when the last write is
+  // manifest_save_interval old (a second, or ten times the last save). When that write fails (disk full, folder removed or read-only) it logs a warning and
   // keeps the record for the next try; flush() reports the failure.
   void finished(const FrameEntry& f, std::vector<OutputFile> files);
 
@@ -113,6 +120,7 @@ class ResumeLog {
   bool dirty_ = false;
   bool save_failing_ = false;  // the last save failed (warned once until one succeeds)
   std::chrono::steady_clock::time_point last_save_;
+  std::chrono::steady_clock::duration save_interval_ = std::chrono::seconds(1);  // manifest_save_interval
 };
 
 }  // namespace depthmask
