@@ -39,7 +39,9 @@ void enable_exr_decoding() {
   (void)done;
 }
 
-void read_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes, const InputLimits& limits) {
+}  // namespace
+
+void read_image_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes, const InputLimits& limits) {
   std::error_code ec;
   DM_EXPECT(fs::exists(file, ec), InputError, what << " file '" << file.string() << "' does not exist");
   DM_EXPECT(!fs::is_directory(file, ec), InputError, what << " file '" << file.string() << "' is a folder, not an image");
@@ -54,9 +56,8 @@ void read_file(const fs::path& file, const std::string& what, std::vector<uint8_
   in.seekg(0);
   DM_EXPECT(in.read(reinterpret_cast<char*>(bytes.data()), n), InputError,
             what << " file '" << file.string() << "' could not be read completely");
+  detail::check_image_size(bytes.data(), bytes.size(), limits.max_image_pixels, what, file.string());
 }
-
-}  // namespace
 
 void check_depth_type(const cv::Mat& m, const std::string& file) {
   DM_EXPECT(m.type() == CV_16UC1 || m.type() == CV_32FC1, InputError,
@@ -197,8 +198,7 @@ cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
 }
 
 cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffer& buf, BufferMatAllocator& alloc) {
-  read_file(file, what, file_bytes_, limits_);
-  detail::check_image_size(file_bytes_.data(), file_bytes_.size(), limits_.max_image_pixels, what, file.string());
+  read_image_file(file, what, file_bytes_, limits_);
   // Indexed-colour PNG masks: palette indices are the labels, and OpenCV would expand them to BGR.
   if (what == "mask") {
     const auto png = detail::png_header(file_bytes_.data(), file_bytes_.size());
@@ -267,8 +267,7 @@ void FrameSlot::load(const FrameEntry& f, bool want_color) {
 void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
   color_ = cv::Mat();
   if (want_color && !f.color.empty()) {
-    read_file(f.color, "color", file_bytes_, limits_);
-    detail::check_image_size(file_bytes_.data(), file_bytes_.size(), limits_.max_image_pixels, "color", f.color.string());
+    read_image_file(f.color, "color", file_bytes_, limits_);
     cv::Mat c;
     try {
       c = cv::imdecode(cv::_InputArray(file_bytes_.data(), static_cast<int>(file_bytes_.size())), cv::IMREAD_COLOR);

@@ -145,6 +145,12 @@ class FrameSlot {
   std::unique_ptr<detail::ChunkedMask> chunked_;  // made at the first frame that is split
 };
 
+// Reads an image file's bytes within `limits`: its size before reading (input.max_file_bytes), the
+// pixel count its header claims before any decoder runs (input.max_image_pixels). Throws InputError
+// "<what> file '<file>' ..." naming what is wrong.
+void read_image_file(const std::filesystem::path& file, const std::string& what, std::vector<uint8_t>& bytes,
+                     const InputLimits& limits);
+
 // Checks an image's pixel type for its role; throws InputError naming the file and the expected types.
 void check_depth_type(const cv::Mat& m, const std::string& file);
 void check_mask_type(const cv::Mat& m, const std::string& file);

@@ -97,8 +97,9 @@ class ResumeLog {
   std::vector<bool> plan(const std::vector<FrameEntry>& frames);
 
   // Records a frame whose outputs are all written; rewrites the manifest when the last write is
-  // manifest_save_interval old (a second, or ten times the last save). When that write fails (disk full, folder removed or read-only) it logs a warning and
-  // keeps the record for the next try; flush() reports the failure.
+  // manifest_save_interval old (a second, or ten times the last save). When that write fails (disk
+  // full, folder removed or read-only) it logs a warning and keeps the record for the next try;
+  // flush() reports the failure.
   void finished(const FrameEntry& f, std::vector<OutputFile> files);
 
   // Writes the manifest now when it changed since the last write. Throws OutputError.

@@ -126,7 +126,7 @@ int default_frames(const FrameSize& s, unsigned threads) {
   // At least 24 rounds of the pipeline's threads, so that filling and draining it (about one frame's
   // codec time each) stay a few percent of the run; at most 4 GiB of float output per run.
   const auto by_output = static_cast<int>((size_t{4} << 30) / (static_cast<size_t>(s.pixels()) * 4));
-  return std::max(1, std::min(std::max(by_size, 24 * static_cast<int>(threads)), std::max(by_size, by_output)));
+  return std::max(by_size, std::min(24 * static_cast<int>(threads), by_output));
 }
 
 const Ceiling* BenchReport::ceiling(std::string_view name) const {

@@ -37,7 +37,6 @@
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
 #include "depthmask/stream_pairer.h"
-#include "detail/image_header.h"
 #include "layouts/readers.h"
 #include "live/pacing.h"
 #include "live/uri.h"
@@ -71,26 +70,14 @@ void reclaim(cv::Mat& m) {
   if (m.u && m.u->refcount > 1) m.release();
 }
 
-// Reads and decodes one file with the batch loader's bounds (input.max_file_bytes before reading,
-// input.max_image_pixels from the header before decoding).
+// Reads (read_image_file: the batch loader's bounds) and decodes one file; errors name the source.
 void decode_file(const fs::path& file, int flags, const char* what, const std::string& uri, const InputLimits& limits,
                  std::vector<uchar>& bytes, cv::Mat& out) {
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  if (!in) {
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec))
-      throw InputError("replay source '" + uri + "': " + what + " file '" + file.string() + "' does not exist");
-    throw InputError("replay source '" + uri + "': cannot read " + what + " file '" + file.string() + "'");
+  try {
+    read_image_file(file, what, bytes, limits);
+  } catch (const InputError& e) {
+    throw InputError("replay source '" + uri + "': " + e.what());
   }
-  const std::streamsize size = in.tellg();
-  DM_EXPECT(size <= 0 || static_cast<uint64_t>(size) <= limits.max_file_bytes, InputError,
-            "replay source '" << uri << "': " << what << " file '" << file.string() << "' is " << size
-                              << " bytes; expected at most " << limits.max_file_bytes << " (input.max_file_bytes), so it is not read");
-  in.seekg(0);
-  bytes.resize(static_cast<size_t>(std::max<std::streamsize>(size, 0)));
-  if (size <= 0 || !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw InputError("replay source '" + uri + "': cannot read " + what + " file '" + file.string() + "'");
-  detail::check_image_size(bytes.data(), bytes.size(), limits.max_image_pixels, what, file.string());
   reclaim(out);
   if (cv::imdecode(bytes, flags, &out).empty())
     throw InputError("replay source '" + uri + "': cannot decode " + what + " file '" + file.string() + "'");
