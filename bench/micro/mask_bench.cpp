@@ -314,14 +314,14 @@ void no_cuda(benchmark::State& state) { state.SkipWithError("no CUDA device: thi
         benchmark::RegisterBenchmark(("CopyTo" + tail + t).c_str(), cv_copy_to, s, dt, threads)->Unit(benchmark::kMicrosecond);
       }
 #if DEPTHMASK_HAVE_CUDA
-      for (const dm::MaskKernelVariant& v : dm::mask_kernel_variants()) {
-        std::string vn = dm::to_string(v);
-        std::replace(vn.begin(), vn.end(), ' ', '_');
-        for (const bool mapped : {false, true})
+      for (const bool mapped : {false, true})
+        for (const dm::MaskKernelVariant& v : mapped ? dm::mapped_mask_kernel_variants() : dm::mask_kernel_variants()) {
+          std::string vn = dm::to_string(v);
+          std::replace(vn.begin(), vn.end(), ' ', '_');
           benchmark::RegisterBenchmark(("GpuMask/" + vn + tail + (mapped ? "mapped" : "device")).c_str(), gpu_mask, v, s,
                                        dt, mapped)
               ->UseManualTime()->Unit(benchmark::kMicrosecond);
-      }
+        }
       benchmark::RegisterBenchmark(("GpuCopyD2D" + tail + "device").c_str(), gpu_copy, s, dt)
           ->UseManualTime()->Unit(benchmark::kMicrosecond);
 #endif

@@ -47,7 +47,8 @@ void validate(const MaskParams& p) {
 std::string to_string(const MaskKernelVariant& v) {
   if (v.shape == MaskBlockShape::Rows256) return "row256 vec";
   if (v.shape == MaskBlockShape::Rows256x2) return "row256x2 vec";
-  return std::string(v.shape == MaskBlockShape::Threads32x8 ? "32x8" : "32x32") + (v.vectorized ? " vec" : " scalar");
+  return std::string(v.shape == MaskBlockShape::Threads32x8 ? "32x8" : "32x32") + (v.vectorized ? " vec" : " scalar") +
+         (v.kept_only ? " kept-only" : "");
 }
 
 }  // namespace depthmask

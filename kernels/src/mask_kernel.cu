@@ -29,10 +29,16 @@ constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true
                                               {MaskBlockShape::Threads32x32, false},
                                               {MaskBlockShape::Rows256, true},
                                               {MaskBlockShape::Rows256x2, true}};
-// The variant for frames in mapped host memory (the zero_copy backend). Over the bus the H200 favours
-// 4-byte accesses: every vectorised walk collapses to 7-15 GB/s on 1080p and 4K frames in mapped
-// memory, while 32x8 scalar holds 60-90 GB/s (both directions counted) at every size.
-constexpr MaskKernelVariant kMappedVariant{MaskBlockShape::Threads32x8, false};
+// The variants for frames in mapped host memory (the zero_copy backend), where every byte read
+// crosses the bus: reading depth only where the mask keeps a pixel (kept_only) saves the bus the
+// depth of dropped regions. On the H200 (bench, 2026-11-29), one frame per launch, 32x8 vec beat 32x8
+// scalar by 20-30 % up to 1080p (640x480 f32 40.5 against 49.7 us, 1080p f32 256 against 306 us)
+// but collapsed on larger footprints — 4K one launch (58-75 MB: 8.1-8.4 ms against 1.1-1.2 ms) and
+// every many-frame batch (86 MB and up) — while 32x8 scalar held 60-90 GB/s (both directions
+// counted) at every size. So: vectorised up to kMappedVecMaxBytes per launch, scalar above.
+constexpr MaskKernelVariant kMappedSmall{MaskBlockShape::Threads32x8, true, true};
+constexpr MaskKernelVariant kMappedLarge{MaskBlockShape::Threads32x8, false, true};
+constexpr size_t kMappedVecMaxBytes = size_t{24} << 20;  // 1080p f32 is 18.7 MB; 4K u16 58 MB
 
 using tiling::kBlockRows;
 using tiling::kTile;
@@ -99,10 +105,20 @@ struct Chunk {
   MaskT m[N];
 };
 
-template <MaskBlockShape Shape, bool Vectorized, class DepthT, class MaskT>
+// KeptOnly (mapped host memory): the mask is read first and the depth only where the pixel (or one
+// pixel of the chunk) is kept; a dropped pixel is `invalid` whatever its depth, so a chunk with
+// nothing kept computes on zeros. Same rule, same bits, fewer bytes over the bus.
+template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, class DepthT, class MaskT>
 __device__ __forceinline__ void mask_part_with(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
                                                const ImageView<float>& out, const MaskParams& p) {
-  const auto one = [&](int x, int y) { out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p); };
+  const auto one = [&](int x, int y) {
+    if constexpr (KeptOnly) {
+      const bool keep = mask_keeps(mask.row(y)[x], p);
+      out.row(y)[x] = depth_pixel(keep ? depth.row(y)[x] : DepthT{0}, keep, p);
+    } else {
+      out.row(y)[x] = mask_pixel(depth.row(y)[x], mask.row(y)[x], p);
+    }
+  };
   if constexpr (!Vectorized) {
     tiling::for_tile_pixels<block_rows(Shape)>(out.rows, out.cols, one);
   } else {
@@ -115,8 +131,21 @@ __device__ __forceinline__ void mask_part_with(const ImageView<const DepthT>& de
     };
     const auto load = [&](int x0, int y) {
       Chunk<N, DepthT, MaskT> c;
-      load_n<N>(depth.row(y) + x0, c.d);
-      load_n<N>(mask.row(y) + x0, c.m);
+      if constexpr (KeptOnly) {
+        load_n<N>(mask.row(y) + x0, c.m);
+        bool any = false;
+#pragma unroll
+        for (int i = 0; i < N; ++i) any = any || mask_keeps(c.m[i], p);
+        if (any) {
+          load_n<N>(depth.row(y) + x0, c.d);
+        } else {
+#pragma unroll
+          for (int i = 0; i < N; ++i) c.d[i] = DepthT{0};
+        }
+      } else {
+        load_n<N>(depth.row(y) + x0, c.d);
+        load_n<N>(mask.row(y) + x0, c.m);
+      }
       return c;
     };
     const auto store = [&](int x0, int y, const Chunk<N, DepthT, MaskT>& c) {
@@ -136,17 +165,17 @@ __device__ __forceinline__ void mask_part_with(const ImageView<const DepthT>& de
   }
 }
 
-template <MaskBlockShape Shape, bool Vectorized, bool Common, class DepthT, class MaskT>
+template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, bool Common, class DepthT, class MaskT>
 __device__ __forceinline__ void mask_part(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
                                           const ImageView<float>& out, const MaskParams& p) {
-  if constexpr (Common) mask_part_with<Shape, Vectorized>(depth, mask, out, common_params(p));
-  else mask_part_with<Shape, Vectorized>(depth, mask, out, p);
+  if constexpr (Common) mask_part_with<Shape, Vectorized, KeptOnly>(depth, mask, out, common_params(p));
+  else mask_part_with<Shape, Vectorized, KeptOnly>(depth, mask, out, p);
 }
 
-template <MaskBlockShape Shape, bool Vectorized, bool Common, class DepthT, class MaskT>
+template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, bool Common, class DepthT, class MaskT>
 __global__ void __launch_bounds__(threads_per_block(Shape))
     is_mask(ImageView<const DepthT> depth, ImageView<const MaskT> mask, ImageView<float> out, MaskParams p) {
-  mask_part<Shape, Vectorized, Common>(depth, mask, out, p);
+  mask_part<Shape, Vectorized, KeptOnly, Common>(depth, mask, out, p);
 }
 
 // Up to kMaxBatchedJobs same-sized frames, passed by value as the kernel's parameter (about 1.5 KB,
@@ -165,13 +194,13 @@ struct MaskBatch {
   int cols;
 };
 
-template <MaskBlockShape Shape, bool Vectorized, bool Common, class DepthT, class MaskT>
+template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, bool Common, class DepthT, class MaskT>
 __global__ void __launch_bounds__(threads_per_block(Shape)) is_mask_batch(MaskBatch b, MaskParams p) {
   const BatchFrame& f = b.frames[blockIdx.z];
   const ImageView<const DepthT> depth{static_cast<const DepthT*>(f.depth), f.depth_step, b.rows, b.cols};
   const ImageView<const MaskT> mask{static_cast<const MaskT*>(f.mask), f.mask_step, b.rows, b.cols};
   const ImageView<float> out{f.out, f.out_step, b.rows, b.cols};
-  mask_part<Shape, Vectorized, Common>(depth, mask, out, p);
+  mask_part<Shape, Vectorized, KeptOnly, Common>(depth, mask, out, p);
 }
 
 // Erode, fused: the block's 32x32 output tile plus an n-pixel halo of mask-test results in shared
@@ -228,25 +257,32 @@ void with_types(DepthType depth_type, MaskType mask_type, F&& f) {
   else f(float{}, uint16_t{});
 }
 
-// Calls f(shape tag, std::bool_constant<Vectorized>{}) for `v` (the row walk is vectorised only).
+// Calls f(shape tag, std::bool_constant<Vectorized>{}, std::bool_constant<KeptOnly>{}) for `v` (the
+// row walk is vectorised only; kept-only reads exist for the 32x8 shapes, the mapped-memory ones).
 template <MaskBlockShape S>
 using ShapeTag = std::integral_constant<MaskBlockShape, S>;
 template <class F>
 void with_variant(const MaskKernelVariant& v, F&& f) {
+  DM_EXPECT(!v.kept_only || v.shape == MaskBlockShape::Threads32x8, std::invalid_argument,
+            "mask kernel: kept-only reads exist for the 32x8 shapes only, not " << to_string(v));
+  using Yes = std::true_type;
+  using No = std::false_type;
   switch (v.shape) {
-    case MaskBlockShape::Threads32x8:
-      if (v.vectorized) f(ShapeTag<MaskBlockShape::Threads32x8>{}, std::true_type{});
-      else f(ShapeTag<MaskBlockShape::Threads32x8>{}, std::false_type{});
+    case MaskBlockShape::Threads32x8: {
+      constexpr ShapeTag<MaskBlockShape::Threads32x8> s{};
+      if (v.vectorized) v.kept_only ? f(s, Yes{}, Yes{}) : f(s, Yes{}, No{});
+      else v.kept_only ? f(s, No{}, Yes{}) : f(s, No{}, No{});
       return;
+    }
     case MaskBlockShape::Threads32x32:
-      if (v.vectorized) f(ShapeTag<MaskBlockShape::Threads32x32>{}, std::true_type{});
-      else f(ShapeTag<MaskBlockShape::Threads32x32>{}, std::false_type{});
+      if (v.vectorized) f(ShapeTag<MaskBlockShape::Threads32x32>{}, Yes{}, No{});
+      else f(ShapeTag<MaskBlockShape::Threads32x32>{}, No{}, No{});
       return;
     case MaskBlockShape::Rows256:
-      f(ShapeTag<MaskBlockShape::Rows256>{}, std::true_type{});
+      f(ShapeTag<MaskBlockShape::Rows256>{}, Yes{}, No{});
       return;
     case MaskBlockShape::Rows256x2:
-      f(ShapeTag<MaskBlockShape::Rows256x2>{}, std::true_type{});
+      f(ShapeTag<MaskBlockShape::Rows256x2>{}, Yes{}, No{});
       return;
   }
   throw std::invalid_argument("mask kernel: unknown block shape");
@@ -284,11 +320,11 @@ void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant
       is_mask_eroded<DepthT, MaskT><<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, mask, out, p);
       return;
     }
-    with_variant(variant, [&](auto shape_tag, auto vec_tag) {
+    with_variant(variant, [&](auto shape_tag, auto vec_tag, auto kept_tag) {
       with_common(p, [&](auto common_tag) {
         constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
         constexpr bool kVectorized = decltype(vec_tag)::value;
-        is_mask<kShape, kVectorized, decltype(common_tag)::value, DepthT, MaskT>
+        is_mask<kShape, kVectorized, decltype(kept_tag)::value, decltype(common_tag)::value, DepthT, MaskT>
             <<<grid_for<kShape, kVectorized>(job.rows, job.cols), block_for<kShape>(), 0, stream>>>(depth, mask, out, p);
       });
     });
@@ -308,7 +344,15 @@ std::vector<MaskKernelVariant> mask_kernel_variants() {
 }
 
 MaskKernelVariant default_mask_kernel_variant() { return kDefaultVariant; }
-MaskKernelVariant mapped_mask_kernel_variant() { return kMappedVariant; }
+std::vector<MaskKernelVariant> mapped_mask_kernel_variants() {
+  std::vector<MaskKernelVariant> all = mask_kernel_variants();
+  all.push_back(kMappedSmall);
+  all.push_back(kMappedLarge);
+  return all;
+}
+MaskKernelVariant mapped_mask_kernel_variant(size_t frame_bytes) {
+  return frame_bytes <= kMappedVecMaxBytes ? kMappedSmall : kMappedLarge;
+}
 
 void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
                          CUstream_st* stream) {
@@ -356,13 +400,13 @@ void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params,
   with_types(first.depth_type, first.mask_type, [&](auto depth_tag, auto mask_tag) {
     using DepthT = decltype(depth_tag);
     using MaskT = decltype(mask_tag);
-    with_variant(variant, [&](auto shape_tag, auto vec_tag) {
+    with_variant(variant, [&](auto shape_tag, auto vec_tag, auto kept_tag) {
       with_common(params, [&](auto common_tag) {
         constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
         constexpr bool kVectorized = decltype(vec_tag)::value;
         dim3 grid = grid_for<kShape, kVectorized>(first.rows, first.cols);
         grid.z = static_cast<unsigned>(count);
-        is_mask_batch<kShape, kVectorized, decltype(common_tag)::value, DepthT, MaskT>
+        is_mask_batch<kShape, kVectorized, decltype(kept_tag)::value, decltype(common_tag)::value, DepthT, MaskT>
             <<<grid, block_for<kShape>(), 0, stream>>>(b, params);
       });
     });

@@ -83,6 +83,13 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
   std::uniform_int_distribution<int> small(0, 5), big(0, 65535), pick(0, 9);
   for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cols; ++x) {
+      // Diagonal bands of zeros, 8 pixels wide: whole chunks that the kept-only walks skip (and, with
+      // `invert`, whole chunks kept), beside chunks that mix kept and dropped pixels.
+      if ((x / 8 + y) % 3 == 0) {
+        if (type == CV_8UC1) m.at<uint8_t>(y, x) = 0;
+        else m.at<uint16_t>(y, x) = 0;
+        continue;
+      }
       const int v = (type == CV_16UC1 && pick(rng) == 0) ? (pick(rng) < 5 ? 60000 : big(rng)) : small(rng);
       if (type == CV_8UC1) m.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
       else m.at<uint16_t>(y, x) = static_cast<uint16_t>(v);
@@ -269,19 +276,22 @@ std::unique_ptr<dmtest::DeviceImage> device_image(const cv::Mat& src, Layout l, 
   return r;
 }
 
-// All six variants, listed here (not from mask_kernel_variants()) so that the test names exist in
-// every build; the test checks the build lists each one.
+// All eight variants (six for device memory, two kept-only ones for mapped memory), listed here (not
+// from mask_kernel_variants()) so that the test names exist in every build; the test checks the build
+// lists each one.
 const dm::MaskKernelVariant kVariants[] = {{dm::MaskBlockShape::Threads32x8, true},
                                            {dm::MaskBlockShape::Threads32x8, false},
                                            {dm::MaskBlockShape::Threads32x32, true},
                                            {dm::MaskBlockShape::Threads32x32, false},
                                            {dm::MaskBlockShape::Rows256, true},
-                                           {dm::MaskBlockShape::Rows256x2, true}};
+                                           {dm::MaskBlockShape::Rows256x2, true},
+                                           {dm::MaskBlockShape::Threads32x8, true, true},
+                                           {dm::MaskBlockShape::Threads32x8, false, true}};
 
 std::string variant_name(const dm::MaskKernelVariant& v) {
   std::string n = dm::to_string(v);
   for (char& c : n)
-    if (c == ' ') c = '_';
+    if (c == ' ' || c == '-') c = '_';
   return n;
 }
 
@@ -302,10 +312,10 @@ TEST_P(VariantParity, GpuEqualsCpuExactly) {
   DM_REQUIRE_GPU();
 #if DEPTHMASK_HAVE_CUDA
   const auto [variant, size, dtype, mtype, layout] = GetParam();
-  const auto listed = dm::mask_kernel_variants();
+  const auto listed = variant.kept_only ? dm::mapped_mask_kernel_variants() : dm::mask_kernel_variants();
   ASSERT_TRUE(std::any_of(listed.begin(), listed.end(), [&](const dm::MaskKernelVariant& v) {
-    return v.shape == variant.shape && v.vectorized == variant.vectorized;
-  })) << dm::to_string(variant) << " is not in mask_kernel_variants()";
+    return v.shape == variant.shape && v.vectorized == variant.vectorized && v.kept_only == variant.kept_only;
+  })) << dm::to_string(variant) << " is not in the build's list";
   std::mt19937 rng(static_cast<unsigned>(size.width * 7919 + size.height * 104729 + dtype * 31 + mtype * 7 +
                                          static_cast<int>(layout)));
   const cv::Mat depth = random_depth(size.height, size.width, dtype, rng);

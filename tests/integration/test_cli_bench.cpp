@@ -43,6 +43,10 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
     if (row["backend"] == "cpu") {
       ++cpu_rows;
       EXPECT_GT(row["us"]["n"].get<int>(), 0);
+      // The synthetic frame keeps some pixels and drops others (so kept-only reads are timed on a
+      // real mix, not on a mask that keeps nothing).
+      EXPECT_GT(row["mask_kept"].get<double>(), 0.02) << row.dump();
+      EXPECT_LT(row["mask_kept"].get<double>(), 0.98) << row.dump();
     }
   EXPECT_EQ(cpu_rows, 4u);  // two quick sizes x two depth types
   EXPECT_EQ(j["cpu_single_thread"]["rows"].size(), 2u);
@@ -77,8 +81,10 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
     std::set<std::string> labels;
     for (const auto& row : j["host_to_host"]["rows"]) labels.insert(row["backend"].get<std::string>());
     for (const char* l : {"copy", "copy (1 band)", "copy (2 bands)", "copy (4 bands)", "copy (8 bands)",
-                          "copy (16 bands)"})
+                          "copy (16 bands)", "zero_copy", "zero_copy (mask keeps every pixel)"})
       EXPECT_TRUE(labels.count(l)) << l;
+    for (const auto& row : j["host_to_host"]["rows"])
+      if (row["backend"] == "zero_copy (mask keeps every pixel)") EXPECT_EQ(row["mask_kept"].get<double>(), 1.0);
     std::set<std::pair<std::string, bool>> launch_modes;  // backend, batched
     for (const auto& row : j["kernel"]["rows"]) {
       EXPECT_TRUE(row["matches_cpu"].get<bool>()) << row.dump();
@@ -88,6 +94,11 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
       EXPECT_TRUE(launch_modes.count({b, false})) << b;
       EXPECT_TRUE(launch_modes.count({b, true})) << b;
     }
+    std::set<std::string> mapped_variants;  // zero_copy also measures the kept-only walks
+    for (const auto& row : j["kernel"]["rows"])
+      if (row["backend"] == "zero_copy") mapped_variants.insert(row["variant"].get<std::string>());
+    EXPECT_TRUE(mapped_variants.count("32x8 vec kept-only"));
+    EXPECT_TRUE(mapped_variants.count("32x8 scalar kept-only"));
   } else {
     EXPECT_TRUE(j["ceilings"]["skipped"].is_string());
     EXPECT_TRUE(j["kernel"]["skipped"].is_string());

@@ -150,6 +150,7 @@ struct LatencyRow {
   std::string backend;
   Stats us;        // microseconds
   double fps = 0;  // 1e6 / mean
+  double mask_kept = 0;  // fraction of the frame's pixels that pass the mask test
 };
 
 // The CPU loop on one thread against the OpenCV one-liner, float depth + 8-bit mask -> float out.

@@ -158,6 +158,16 @@ SizeImages make_images(const FrameSize& s) {
   return im;
 }
 
+// The fraction of an 8-bit mask's pixels that pass the mask test.
+double mask_kept_fraction(const cv::Mat& mask, const MaskParams& p) {
+  size_t kept = 0;
+  for (int y = 0; y < mask.rows; ++y) {
+    const uint8_t* m = mask.ptr<uint8_t>(y);
+    for (int x = 0; x < mask.cols; ++x) kept += mask_keeps(m[x], p) ? 1 : 0;
+  }
+  return mask.total() > 0 ? static_cast<double>(kept) / static_cast<double>(mask.total()) : 0.0;
+}
+
 // The configuration every section masks with: the synthetic dataset's own (depth.max 2 m drops the
 // wall), as `depthmask synth` writes it.
 Config bench_config() {
@@ -215,23 +225,28 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
         // The copy backend with its row bands chosen by size (0), then a sweep: 1 (one upload, kernel,
         // download) to 16 bands whose uploads, kernels and downloads overlap. The cpu backend with
         // oneTBB's split (0), then exactly 1 to 32 bands (how many cores a frame of this size is worth).
+        // zero_copy reads depth only where the mask keeps a pixel (mask_variants.h kept_only), so its
+        // time depends on the mask: also timed (-1) with a mask that keeps every pixel, its worst case.
         const std::vector<int> band_choices = kind == BackendKind::Copy ? std::vector<int>{0, 1, 2, 4, 8, 16}
                                               : kind == BackendKind::Cpu ? std::vector<int>{0, 1, 2, 4, 8, 16, 32}
+                                              : kind == BackendKind::ZeroCopy ? std::vector<int>{0, -1}
                                                                          : std::vector<int>{0};
         const char* unit = kind == BackendKind::Copy ? " band" : " task";
         for (const int bands : band_choices)
         for (bool f32 : {true, false}) {
-          const std::string label =
-              bands == 0 ? name : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
+          const std::string label = bands == 0  ? name
+                                    : bands < 0 ? name + " (mask keeps every pixel)"
+                                                : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
           say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + label);
           FrameSlot slot(*be);
           slot.set_copy_bands(kind == BackendKind::Copy ? bands : 0);
           slot.set_cpu_tasks(kind == BackendKind::Cpu ? bands : 0);
           const cv::Mat& depth = im.depth(f32);
+          const cv::Mat mask = bands < 0 ? cv::Mat(im.mask.size(), CV_8UC1, cv::Scalar(255)) : im.mask;
           // set() puts the frame in the backend's host buffers, as the loader leaves it; only
           // run_mask() is timed (upload, kernel or CPU loop, download, wait).
           const std::vector<double> us = sample_us(warmup, o.iterations, cap, [&] {
-            slot.set(depth, im.mask);
+            slot.set(depth, mask);
             return time_us([&] { slot.run_mask(params); });
           });
           LatencyRow row;
@@ -240,6 +255,7 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
           row.backend = label;
           row.us = summarize(us);
           row.fps = row.us.mean > 0 ? 1e6 / row.us.mean : 0;
+          row.mask_kept = mask_kept_fraction(mask, params);
           r.host_to_host.push_back(row);
         }
       }

@@ -408,7 +408,6 @@ GpuResults measure_gpu(const BenchOptions& o, const PlatformInfo& platform, cons
   }
   // Kernel only, per GPU backend. copy and zero_copy: every kernel variant, one frame per launch and
   // batched (launch_mask_batch of KernelRotation::per_launch frames); managed: launch_mask.
-  const std::vector<MaskKernelVariant> variants = mask_kernel_variants();
   for (BackendKind kind : o.backends) {
     if (kind == BackendKind::Cpu || kind == BackendKind::Auto) continue;
     const std::string name(to_string(kind));
@@ -433,17 +432,20 @@ GpuResults measure_gpu(const BenchOptions& o, const PlatformInfo& platform, cons
           const std::string memory =
               mapped ? "mapped host memory: the kernel reads and writes over the bus (bus-bound)"
                      : "device memory (cudaMalloc)";
-          for (const MaskKernelVariant& v : variants) {
+          for (const MaskKernelVariant& v : mapped ? mapped_mask_kernel_variants() : mask_kernel_variants()) {
             const Launcher one = [&params, v](const MaskJob* j, int, cudaStream_t s) {
               launch_mask_variant(*j, params, v, s);
             };
             const Launcher batched = [&params, v](const MaskJob* j, int count, cudaStream_t s) {
               launch_mask_batch(j, count, params, s, v);
             };
-            add(measure_kernel(c, *be, w, name, to_string(v), 1, one, memory + ", launch_mask_variant"));
+            const std::string reads = v.kept_only ? ", depth read only where the mask keeps a pixel (GB/s counts "
+                                                    "every byte of the frame, as for the others)"
+                                                  : "";
+            add(measure_kernel(c, *be, w, name, to_string(v), 1, one, memory + ", launch_mask_variant" + reads));
             if (w.rot.per_launch > 1)  // 1: a frame too big to rotate more than one of; the row above
               add(measure_kernel(c, *be, w, name, to_string(v), w.rot.per_launch, batched,
-                                 memory + ", launch_mask_batch"));
+                                 memory + ", launch_mask_batch" + reads));
           }
         }
       }

@@ -264,14 +264,18 @@ std::string to_markdown(const BenchReport& r) {
   md << "## Host to host, one frame (FrameSlot::run_mask after set(): u8 mask, f32 out)\n\n";
   md << "copy: row bands chosen by size; copy (N bands): FrameSlot::set_copy_bands(N), 1 = one upload, kernel, "
         "download. cpu: oneTBB's split of the rows; cpu (N tasks): FrameSlot::set_cpu_tasks(N), exactly N bands. "
-        "Bold: the fastest row; the targets take the backends as configured (no N).\n\n";
-  md << "| size | depth | backend | p50 us | p99 us | mean us | frames/s | n "
-        "|\n|---|---|---|---:|---:|---:|---:|---:|\n";
+        "zero_copy reads the depth only where the mask keeps a pixel, so its time depends on the mask: "
+        "zero_copy (mask keeps every pixel) is its worst case. Mask keeps: the share of the frame's pixels "
+        "that pass the mask test. Bold: the fastest row; the targets take the backends as configured (no "
+        "parenthesis).\n\n";
+  md << "| size | depth | backend | p50 us | p99 us | mean us | frames/s | n | mask keeps % "
+        "|\n|---|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const LatencyRow& l : r.host_to_host) {
     const LatencyRow* best = best_latency(r, l.size, l.depth, false);
     const std::string b = best == &l ? "**" : "";
     md << "| " << l.size.label() << " | " << l.depth << " | " << b << l.backend << b << " | " << b << num(l.us.p50) << b
-       << " | " << num(l.us.p99) << " | " << num(l.us.mean) << " | " << num(l.fps, 0) << " | " << l.us.n << " |\n";
+       << " | " << num(l.us.p99) << " | " << num(l.us.mean) << " | " << num(l.fps, 0) << " | " << l.us.n << " | "
+       << num(100.0 * l.mask_kept) << " |\n";
   }
   for (const auto& [what, why] : r.backends_skipped) md << "\n" << what << " skipped: " << why << "\n";
   md << "\n";
@@ -422,7 +426,8 @@ std::string to_json(const BenchReport& r) {
                    {"depth", l.depth},
                    {"backend", l.backend},
                    {"us", stats_json(l.us)},
-                   {"fps", l.fps}});
+                   {"fps", l.fps},
+                   {"mask_kept", l.mask_kept}});
   json skipped = json::array();
   for (const auto& [what, why] : r.backends_skipped) skipped.push_back({{"what", what}, {"reason", why}});
   j["host_to_host"] = {{"rows", h2h}, {"skipped", skipped}};

@@ -5,6 +5,7 @@
 // Plain C++ header (no CUDA headers), like mask_kernel.h.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct MaskKernelVariant {
   MaskBlockShape shape = MaskBlockShape::Threads32x8;
   // 16-byte loads and stores where the rows' alignment allows (scalar head/tail otherwise).
   bool vectorized = true;
+  // Reads the mask first and the depth only where the mask keeps a pixel (of the thread's pixel, or
+  // of its chunk when vectorised): a dropped pixel is `invalid` whatever its depth (mask_rule.h), so
+  // the output is the same. Worth it where every byte read crosses the bus (mapped host memory); on
+  // device memory the full read is what the D2D comparison counts. 32x8 shapes only.
+  bool kept_only = false;
 };
 
 // The variants this build carries (empty without CUDA), the default first.
@@ -31,8 +37,11 @@ std::vector<MaskKernelVariant> mask_kernel_variants();
 std::string to_string(const MaskKernelVariant& v);
 // The variant launch_mask() uses.
 MaskKernelVariant default_mask_kernel_variant();
-// The variant for frames in mapped host memory (zero_copy), chosen by measurement like the default.
-MaskKernelVariant mapped_mask_kernel_variant();
+// The variants measured on mapped host memory (zero_copy): every one above plus the kept-only ones.
+std::vector<MaskKernelVariant> mapped_mask_kernel_variants();
+// The variant for a frame in mapped host memory (zero_copy) whose planes (depth + mask + output)
+// take `frame_bytes`, chosen by measurement like the default (docs/PERFORMANCE.md).
+MaskKernelVariant mapped_mask_kernel_variant(size_t frame_bytes);
 
 // Enqueues one variant on `stream`, like launch_mask(): same checks, same results.
 void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
