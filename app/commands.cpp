@@ -247,6 +247,13 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
     b.frames = *o.frames;
   }
   if (o.iterations) b.iterations = *o.iterations;
+  if (o.real_frame) {
+    const size_t comma = o.real_frame->find(',');
+    if (comma == std::string::npos || comma == 0 || comma + 1 == o.real_frame->size())
+      throw ConfigError("--real-frame '" + *o.real_frame + "': expected DEPTH,MASK (a 16-bit depth PNG and an 8-bit mask PNG)");
+    b.real_depth = o.real_frame->substr(0, comma);
+    b.real_mask = o.real_frame->substr(comma + 1);
+  }
   b.end_to_end = !o.skip_end_to_end;
   if (o.live_seconds) {
     if (!(*o.live_seconds > 0) || *o.live_seconds > 3600)

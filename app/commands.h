@@ -48,7 +48,7 @@ int cmd_synth(const SynthOptions& o);
 
 struct BenchCliOptions {
   std::string out = "bench-results";
-  std::optional<std::string> sizes, backends;
+  std::optional<std::string> sizes, backends, real_frame;
   std::optional<int> frames, iterations;
   std::optional<double> live_seconds, live_fps;
   bool quick = false;

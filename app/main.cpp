@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--live-fps", bench.live_fps,
                         "The live replay's frame rate (default 90 with a CUDA device, 30 without)");
   bench_cmd->add_flag("--skip-live", bench.skip_live, "Leave out the live-mode section (run_live on replay://)");
+  bench_cmd->add_option("--real-frame", bench.real_frame,
+                        "DEPTH,MASK: also time host to host on this recorded frame (16-bit depth PNG, 8-bit mask PNG)");
   for (int i = 0; i < argc; ++i) bench.command_line += (i ? " " : "") + std::string(argv[i]);
 
   try {

@@ -29,16 +29,18 @@ constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true
                                               {MaskBlockShape::Threads32x32, false},
                                               {MaskBlockShape::Rows256, true},
                                               {MaskBlockShape::Rows256x2, true}};
-// The variants for frames in mapped host memory (the zero_copy backend), where every byte read
-// crosses the bus: reading depth only where the mask keeps a pixel (kept_only) saves the bus the
-// depth of dropped regions. On the H200 (bench, 2026-11-29), one frame per launch, 32x8 vec beat 32x8
-// scalar by 20-30 % up to 1080p (640x480 f32 40.5 against 49.7 us, 1080p f32 256 against 306 us)
-// but collapsed on larger footprints — 4K one launch (58-75 MB: 8.1-8.4 ms against 1.1-1.2 ms) and
-// every many-frame batch (86 MB and up) — while 32x8 scalar held 60-90 GB/s (both directions
-// counted) at every size. So: vectorised up to kMappedVecMaxBytes per launch, scalar above.
-constexpr MaskKernelVariant kMappedSmall{MaskBlockShape::Threads32x8, true, true};
-constexpr MaskKernelVariant kMappedLarge{MaskBlockShape::Threads32x8, false, true};
-constexpr size_t kMappedVecMaxBytes = size_t{24} << 20;  // 1080p f32 is 18.7 MB; 4K u16 58 MB
+// The variant for frames in mapped host memory (the zero_copy backend), where every byte read crosses
+// the bus: the depth is read only where the mask keeps a pixel (kept_only). On the H200 (bench of
+// 2026-11-30, one frame per launch, the synthetic frame: 5-6 % of its pixels kept), 32x8 vec
+// kept-only took 33.9 / 179 / 685 us at 640x480 / 1080p / 4K f32, against 39.0 / 216 / 818 for 32x8
+// scalar kept-only and 39.1 / 213 / 819 for plain 32x8 scalar (the earlier choice). With a mask that
+// keeps everything it reads what plain 32x8 vec reads (40.0 / 252 / 937 us), so up to 14 % behind
+// scalar on large frames in that worst case. (On 2026-11-29 every vectorised walk collapsed to
+// 7-15 GB/s on 4K frames in mapped memory; that run's blocks came from cudaHostAlloc, these from the
+// heap registered with cudaHostRegister (pinned_host.cpp), and it did not recur — the cause was not
+// isolated.)
+constexpr MaskKernelVariant kMappedVariant{MaskBlockShape::Threads32x8, true, true};
+constexpr MaskKernelVariant kMappedScalar{MaskBlockShape::Threads32x8, false, true};
 
 using tiling::kBlockRows;
 using tiling::kTile;
@@ -346,13 +348,11 @@ std::vector<MaskKernelVariant> mask_kernel_variants() {
 MaskKernelVariant default_mask_kernel_variant() { return kDefaultVariant; }
 std::vector<MaskKernelVariant> mapped_mask_kernel_variants() {
   std::vector<MaskKernelVariant> all = mask_kernel_variants();
-  all.push_back(kMappedSmall);
-  all.push_back(kMappedLarge);
+  all.push_back(kMappedVariant);
+  all.push_back(kMappedScalar);
   return all;
 }
-MaskKernelVariant mapped_mask_kernel_variant(size_t frame_bytes) {
-  return frame_bytes <= kMappedVecMaxBytes ? kMappedSmall : kMappedLarge;
-}
+MaskKernelVariant mapped_mask_kernel_variant() { return kMappedVariant; }
 
 void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
                          CUstream_st* stream) {

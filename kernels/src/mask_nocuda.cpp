@@ -18,7 +18,7 @@ void launch_mask(const MaskJob&, const MaskParams&, CUstream_st*) { no_cuda(); }
 std::vector<MaskKernelVariant> mask_kernel_variants() { return {}; }
 MaskKernelVariant default_mask_kernel_variant() { return {}; }
 std::vector<MaskKernelVariant> mapped_mask_kernel_variants() { return {}; }
-MaskKernelVariant mapped_mask_kernel_variant(size_t) { return {}; }
+MaskKernelVariant mapped_mask_kernel_variant() { return {}; }
 void launch_mask_variant(const MaskJob&, const MaskParams&, const MaskKernelVariant&, CUstream_st*) { no_cuda(); }
 void launch_mask_batch(const MaskJob*, int, const MaskParams&, CUstream_st*, const MaskKernelVariant&) { no_cuda(); }
 

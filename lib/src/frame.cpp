@@ -399,7 +399,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
       // Mapped host memory has its own best walk (mask_variants.h); device memory takes the default.
       launch_mask_variant(job, plane.params,
                           backend_->kind() == BackendKind::ZeroCopy
-                              ? mapped_mask_kernel_variant(depth_bytes + mask_bytes + out_bytes)
+                              ? mapped_mask_kernel_variant()
                               : default_mask_kernel_variant(),
                           stream());
       out_buf_.device_written();

@@ -123,6 +123,49 @@ TEST(CliBench, SkipLiveLeavesTheSectionOut) {
   EXPECT_TRUE(j["live"]["rows"].empty());
 }
 
+// --real-frame: a recorded APC frame (its ground-truth labels as the mask) timed host to host beside
+// the synthetic ones, at its own size, with how much of it the mask keeps.
+TEST(CliBench, RealFrameIsTimedBesideTheSyntheticOnes) {
+  const fs::path scene = dmtest::shared_data_dir() / "apc-vision-toolbox" / "scene-0000";
+  const fs::path depth = scene / "frame-000000.depth.png", mask = scene / "segm" / "frame-000000.segm.png";
+  if (!fs::exists(depth) || !fs::exists(mask))
+    GTEST_SKIP() << "real data not present: " << depth << " (set DEPTHMASK_TEST_DATA to the shared data folder)";
+  TempDir tmp;
+  const fs::path out = tmp.path() / "results";
+  const dmtest::CmdResult r = run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
+                                            q(depth.string() + "," + mask.string()) + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto bytes = dmtest::read_bytes(out / "bench.json");
+  const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+  size_t real_rows = 0;
+  for (const auto& row : j["host_to_host"]["rows"]) {
+    if (row["frame"].is_null()) continue;
+    ++real_rows;
+    EXPECT_EQ(row["frame"], "frame-000000.segm.png");
+    EXPECT_EQ(row["size"]["label"], "640x480");
+    EXPECT_GT(row["mask_kept"].get<double>(), 0.01) << row.dump();  // objects in the bin: kept ...
+    EXPECT_LT(row["mask_kept"].get<double>(), 0.99) << row.dump();  // ... and background dropped
+  }
+  EXPECT_GE(real_rows, 2u);  // f32 and u16 depth, at least the cpu backend as configured
+  EXPECT_TRUE(dmcli::contains(r.output, "frame-000000.segm.png")) << r.output;
+}
+
+TEST(CliBench, RealFrameThatCannotBeUsedIsAnErrorNamingTheFile) {
+  TempDir tmp;
+  const fs::path color = tmp.path() / "color.png";
+  ASSERT_TRUE(cv::imwrite(color.string(), cv::Mat(4, 4, CV_8UC3, cv::Scalar(1, 2, 3))));
+  const dmtest::CmdResult missing = run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
+                                                  q((tmp.path() / "nope.png").string() + "," + color.string()) + " --out " +
+                                                  q(tmp.path() / "a"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_TRUE(dmcli::contains(missing.output, "nope.png")) << missing.output;
+  const dmtest::CmdResult not_depth = run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
+                                                    q(color.string() + "," + color.string()) + " --out " + q(tmp.path() / "b"));
+  EXPECT_NE(not_depth.exit_code, 0);
+  EXPECT_TRUE(dmcli::contains(not_depth.output, "is not a 16-bit single-channel depth image")) << not_depth.output;
+  EXPECT_EQ(run_depthmask("bench --quick --real-frame only-one.png --out " + q(tmp.path() / "c")).exit_code, 2);
+}
+
 TEST(CliBench, BadOptionsAreUsageErrors) {
   TempDir tmp;
   EXPECT_EQ(run_depthmask("bench --quick --sizes 640 --out " + q(tmp.path() / "a")).exit_code, 2);

@@ -213,6 +213,24 @@ TEST(BenchTargets, CheckedFromTheRows) {
   EXPECT_TRUE(*cpu->met);
 }
 
+// With a recorded frame of a target's size, the host-to-host target is judged on it (the issue asks
+// for real data), and the synthetic rows of that size no longer count.
+TEST(BenchTargets, RecordedFrameJudgesItsSize) {
+  BenchReport r = handmade();
+  LatencyRow l;
+  l.size = {640, 480};
+  l.depth = "f32";
+  l.backend = "zero_copy";
+  l.frame = "frame-000000.segm.png";
+  l.us = summarize({58, 59, 60});
+  r.host_to_host.push_back(l);
+  const std::vector<TargetCheck> t = check_targets(r);
+  const TargetCheck* lat = find_target(t, "host to host 640x480 f32");
+  ASSERT_TRUE(lat && lat->met);
+  EXPECT_FALSE(*lat->met);  // 59 us on the recorded frame, though the synthetic copy row took 52
+  EXPECT_NE(lat->measured.find("zero_copy, frame-000000.segm.png"), std::string::npos) << lat->measured;
+}
+
 // A live section as the H200 would give it: copy clean, cpu overflowing.
 LiveSection handmade_live(bool cuda_device, double fps) {
   LiveSection l;

@@ -47,6 +47,9 @@ struct BenchOptions {
   double live_seconds = 5.0;  // per backend
   double live_fps = 0;        // 0: default_live_fps() (the two targets)
   int device = 0;
+  // A recorded frame (16-bit depth PNG + 8-bit mask PNG of one size) timed host to host beside the
+  // synthetic ones (--real-frame DEPTH,MASK): masks from real scenes keep what they keep.
+  std::string real_depth, real_mask;
   std::string command_line;  // recorded in the report as given
 };
 // What --quick means: two tiny sizes, 4 frames, 20 iterations, live 1 s at 160x120 over 8 frames
@@ -151,6 +154,7 @@ struct LatencyRow {
   Stats us;        // microseconds
   double fps = 0;  // 1e6 / mean
   double mask_kept = 0;  // fraction of the frame's pixels that pass the mask test
+  std::string frame;     // empty: the synthetic frame; else the recorded frame's mask file name
 };
 
 // The CPU loop on one thread against the OpenCV one-liner, float depth + 8-bit mask -> float out.

@@ -148,7 +148,8 @@ MachineInfo machine_info(const PlatformInfo& p, int device) {
 }
 
 SizeImages make_images(const FrameSize& s) {
-  // Frame 3 of the synthetic sequence: every object in view, about a fifth of the pixels masked.
+  // Frame 3 of the synthetic sequence: every object in view; their masks cover about 5 % of the pixels
+  // (the APC captures' ground-truth masks cover 16-20 %: --real-frame times one of those).
   const SyntheticFrame f = render_synthetic_frame(3, s.width, s.height);
   SizeImages im;
   im.size = s;
@@ -166,6 +167,28 @@ double mask_kept_fraction(const cv::Mat& mask, const MaskParams& p) {
     for (int x = 0; x < mask.cols; ++x) kept += mask_keeps(m[x], p) ? 1 : 0;
   }
   return mask.total() > 0 ? static_cast<double>(kept) / static_cast<double>(mask.total()) : 0.0;
+}
+
+// The recorded frame of --real-frame: 16-bit depth (also as float metres, x 0.001) and an 8-bit mask
+// of the same size.
+SizeImages load_real_frame(const std::string& depth_path, const std::string& mask_path) {
+  const cv::Mat d = cv::imread(depth_path, cv::IMREAD_UNCHANGED);
+  DM_EXPECT(!d.empty(), InputError, "--real-frame: cannot read the depth image " << depth_path);
+  DM_EXPECT(d.type() == CV_16UC1, InputError,
+            "--real-frame: " << depth_path << " is not a 16-bit single-channel depth image");
+  const cv::Mat m = cv::imread(mask_path, cv::IMREAD_UNCHANGED);
+  DM_EXPECT(!m.empty(), InputError, "--real-frame: cannot read the mask image " << mask_path);
+  DM_EXPECT(m.type() == CV_8UC1, InputError, "--real-frame: " << mask_path << " is not an 8-bit single-channel mask");
+  DM_EXPECT(m.size() == d.size(), InputError,
+            "--real-frame: the mask " << mask_path << " is " << m.cols << "x" << m.rows << ", the depth " << depth_path
+                                      << " " << d.cols << "x" << d.rows);
+  SizeImages im;
+  im.size = FrameSize{d.cols, d.rows};
+  im.depth_u16 = d;
+  d.convertTo(im.depth_f32, CV_32FC1, 0.001);
+  im.mask = m;
+  im.frame = fs::path(mask_path).filename().string();
+  return im;
 }
 
 // The configuration every section masks with: the synthetic dataset's own (depth.max 2 m drops the
@@ -256,6 +279,7 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
           row.us = summarize(us);
           row.fps = row.us.mean > 0 ? 1e6 / row.us.mean : 0;
           row.mask_kept = mask_kept_fraction(mask, params);
+          row.frame = im.frame;
           r.host_to_host.push_back(row);
         }
       }
@@ -539,6 +563,10 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const C
     say("rendering a " + s.label() + " frame");
     images.push_back(make_images(s));
   }
+  // Host to host also times the recorded frame, read now: a bad file fails before minutes of measuring.
+  std::vector<SizeImages> one_frame_images = images;
+  DM_EXPECT(o.real_depth.empty() == o.real_mask.empty(), ConfigError, "--real-frame: expected DEPTH,MASK (two image files)");
+  if (!o.real_depth.empty()) one_frame_images.push_back(load_real_frame(o.real_depth, o.real_mask));
   const MaskParams params = mask_params(bench_config());
 
   internal::GpuResults gpu = internal::measure_gpu(o, platform, images, params, say);
@@ -549,7 +577,7 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const C
   for (auto& f : gpu.failures) r.backends_skipped.push_back(std::move(f));
 
   section_done();
-  host_to_host(o, platform, images, params, say, r);
+  host_to_host(o, platform, one_frame_images, params, say, r);
   cpu_single_thread(o, images, params, say, r);
   section_done();
 

@@ -20,6 +20,7 @@ struct SizeImages {
   cv::Mat depth_f32;  // CV_32FC1 metres, 0 where the sensor has no measurement
   cv::Mat depth_u16;  // CV_16UC1 millimetres
   cv::Mat mask;       // CV_8UC1 labels
+  std::string frame;  // empty: synthetic; else the recorded frame's mask file name
   const cv::Mat& depth(bool f32) const { return f32 ? depth_f32 : depth_u16; }
 };
 

@@ -5,7 +5,6 @@
 // Plain C++ header (no CUDA headers), like mask_kernel.h.
 #pragma once
 
-#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -39,9 +38,9 @@ std::string to_string(const MaskKernelVariant& v);
 MaskKernelVariant default_mask_kernel_variant();
 // The variants measured on mapped host memory (zero_copy): every one above plus the kept-only ones.
 std::vector<MaskKernelVariant> mapped_mask_kernel_variants();
-// The variant for a frame in mapped host memory (zero_copy) whose planes (depth + mask + output)
-// take `frame_bytes`, chosen by measurement like the default (docs/PERFORMANCE.md).
-MaskKernelVariant mapped_mask_kernel_variant(size_t frame_bytes);
+// The variant for frames in mapped host memory (zero_copy), chosen by measurement like the default
+// (docs/PERFORMANCE.md).
+MaskKernelVariant mapped_mask_kernel_variant();
 
 // Enqueues one variant on `stream`, like launch_mask(): same checks, same results.
 void launch_mask_variant(const MaskJob& job, const MaskParams& params, const MaskKernelVariant& variant,
