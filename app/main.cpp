@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("-o,--out", bench.out, "Output folder")->capture_default_str();
   bench_cmd->add_option("--sizes", bench.sizes, "Frame sizes, e.g. 640x480,1280x720,1920x1080,3840x2160 (the default)");
   bench_cmd->add_option("--frames", bench.frames,
-                        "End-to-end dataset frames per size (default: 256 at 640x480 down to 49 at 4K, at least 24 per "
-                        "thread within 4 GiB of output)");
+                        "End-to-end dataset frames per size (default: 256 at 640x480 down to 49 at 4K, at least 64 per "
+                        "thread within 8 GiB of output)");
   bench_cmd->add_option("--iterations", bench.iterations, "Timed one-frame repetitions per row (default 200)");
   bench_cmd->add_option("--backends", bench.backends,
                         "Backends to measure, e.g. cpu,copy,zero_copy,managed (the default)");

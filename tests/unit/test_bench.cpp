@@ -96,17 +96,17 @@ TEST(BenchRotation, KernelRotationBatchesWithinTheWorkingSet) {
 
 TEST(BenchDefaults, FramesFallWithSize) {
   // round(256 * sqrt(640 * 480 / pixels)), clamped to 48..256.
-  // Two threads: by size alone.
+  // Two threads: by size, at least 64 rounds of 2 frames.
   EXPECT_EQ(default_frames({640, 480}, 2), 256);
   EXPECT_EQ(default_frames({1280, 720}, 2), 148);
-  EXPECT_EQ(default_frames({1920, 1080}, 2), 99);
-  EXPECT_EQ(default_frames({3840, 2160}, 2), 49);
+  EXPECT_EQ(default_frames({1920, 1080}, 2), 128);
+  EXPECT_EQ(default_frames({3840, 2160}, 2), 128);
   EXPECT_EQ(default_frames({160, 120}, 2), 256);
   EXPECT_EQ(default_frames({16384, 16384}, 2), 48);
-  // Sixteen: 24 rounds of 16 frames, but no more than 4 GiB of float output (4K: 129 frames).
-  EXPECT_EQ(default_frames({640, 480}, 16), 384);
-  EXPECT_EQ(default_frames({1920, 1080}, 16), 384);
-  EXPECT_EQ(default_frames({3840, 2160}, 16), 129);
+  // Sixteen: 64 rounds of 16 frames, but no more than 8 GiB of float output (4K: 258 frames).
+  EXPECT_EQ(default_frames({640, 480}, 16), 1024);
+  EXPECT_EQ(default_frames({1920, 1080}, 16), 1024);
+  EXPECT_EQ(default_frames({3840, 2160}, 16), 258);
   EXPECT_EQ(default_frames({16384, 16384}, 16), 48);
 }
 

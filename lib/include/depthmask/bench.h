@@ -94,9 +94,9 @@ KernelRotation kernel_rotation(size_t frame_bytes, size_t l2_bytes, double facto
 
 // Default end-to-end frame count: 256 at 640x480, falling with the square root of the pixel count
 // (148 at 1280x720, 99 at 1920x1080, 49 at 3840x2160), clamped to 48..256: enough frames that the
-// run's start-up (threads, pinned buffers on first use) does not dominate its time; and at least 24
-// per thread (the pipeline's fill and drain), as long as a run's float output stays within 4 GiB
-// (16 threads: 384 frames up to 1080p, 129 at 4K).
+// run's start-up (threads, pinned buffers on first use) does not dominate its time; and at least 64
+// per thread (start-up, the pipeline's fill and drain), as long as a run's float output stays within
+// 8 GiB (16 threads: 1024 frames up to 1080p, 258 at 4K).
 int default_frames(const FrameSize& s, unsigned threads);
 // The naive loop and the one-thread codec times are rates: measured on this many of the frames.
 constexpr int kRateFrames = 24;
