@@ -33,20 +33,29 @@ PinnedHost pinned_host_alloc(size_t bytes, bool mapped, bool use_register) {
     DM_CUDA(cudaHostAlloc(&p.ptr, bytes, mapped ? cudaHostAllocMapped : cudaHostAllocDefault));
     return p;
   }
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* mem = std::aligned_alloc(kHugePage, rounded);
+  // Whole pages, so that no two registered blocks share one (registering a page twice fails).
+  const bool large = bytes >= kParallelTouchFromBytes;
+  const size_t align = large ? kHugePage : kPage;
+  const size_t rounded = (bytes + align - 1) / align * align;
+  void* mem = std::aligned_alloc(align, rounded);
   if (mem == nullptr) throw std::bad_alloc();
+  // First touch (the kernel's zeroing of each page); one byte per page is enough.
+  const auto touch = [mem](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; i += kPage) static_cast<volatile char*>(mem)[i] = 0;
+  };
+  if (large) {
 #ifdef MADV_HUGEPAGE
-  (void)madvise(mem, rounded, MADV_HUGEPAGE);  // a hint: fewer pages to fault in and to pin
+    (void)madvise(mem, rounded, MADV_HUGEPAGE);  // a hint: fewer pages to fault in and to pin
 #endif
-  // First touch (the kernel's zeroing of each page) on several threads; one byte per page is enough.
-  // Isolated: while this thread waits for the touch it takes no unrelated task (another frame's
-  // decode or GPU wait) that would hold up the allocation.
-  tbb::this_task_arena::isolate([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, rounded, kHugePage), [&](const tbb::blocked_range<size_t>& r) {
-      for (size_t i = r.begin(); i < r.end(); i += kPage) static_cast<volatile char*>(mem)[i] = 0;
+    // On several threads. Isolated: while this thread waits for the touch it takes no unrelated task
+    // (another frame's decode or GPU wait) that would hold up the allocation.
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, rounded, kHugePage),
+                        [&](const tbb::blocked_range<size_t>& r) { touch(r.begin(), r.end()); });
     });
-  });
+  } else {
+    touch(0, rounded);
+  }
   const cudaError_t e = cudaHostRegister(mem, rounded, mapped ? cudaHostRegisterMapped : cudaHostRegisterDefault);
   if (e != cudaSuccess) {
     std::free(mem);

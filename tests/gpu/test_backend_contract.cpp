@@ -2,9 +2,11 @@
 // instance runs everywhere; GPU instances skip with a reason when no device is present.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <opencv2/core.hpp>
+#include <thread>
 #include <vector>
 
 #if DEPTHMASK_HAVE_CUDA
@@ -74,10 +76,13 @@ TEST_P(BackendContract, LargeAllocationIsUsableAtBothEnds) {
   EXPECT_EQ(backend_->stats().deallocations, 1u);
 }
 
-// Small blocks come from cudaHostAlloc, large ones (>= 4 MiB) from the heap + cudaHostRegister
-// (detail/pinned_host.h): both sizes are checked.
+// Tiny blocks come from cudaHostAlloc, blocks of 64 KiB and more from the heap + cudaHostRegister
+// (touched by the allocating thread below 4 MiB, by several threads from 4 MiB on, in 2 MB pages;
+// detail/pinned_host.h): sizes on both sides of each threshold, whole pages or not, are checked.
+constexpr size_t kPinnedSizes[] = {4096, (64 << 10) - 1, 64 << 10, (1 << 20) + 3, (4 << 20) - 1, 4 << 20, 16 << 20};
+
 TEST_P(BackendContract, PointerKindsMatchTheStrategy) {
-  for (const size_t bytes : {size_t{4096}, size_t{16} << 20}) {
+  for (const size_t bytes : kPinnedSizes) {
     SCOPED_TRACE(bytes);
     check_pointer_kinds(bytes);
   }
@@ -117,7 +122,7 @@ void BackendContract::check_pointer_kinds(size_t bytes) {
 }
 
 TEST_P(BackendContract, RoundTripHostDeviceHost) {
-  for (const size_t bytes : {size_t{1} << 20, size_t{24} << 20}) {
+  for (const size_t bytes : {size_t{1} << 20, (size_t{1} << 20) + 3, size_t{24} << 20}) {
     SCOPED_TRACE(bytes);
     check_round_trip(bytes);
   }
@@ -191,6 +196,46 @@ TEST_P(BackendContract, NoAllocationPerFrameInSteadyState) {
   slot.run_mask(p);
   EXPECT_EQ(backend_->stats().allocations, after_first + 3);
   EXPECT_EQ(slot.out().at<float>(599, 799), 1.0f);
+}
+
+// A run's frame slots allocate from every thread at once (their pages are faulted in in parallel):
+// 16 threads, each a frame's three blocks of different sizes, twice over; every block is its own
+// memory (no page registered twice), pinned, and carries its bytes to the device and back.
+TEST_P(BackendContract, ThreadsAllocatingAtOnceGetSeparateUsableBlocks) {
+  constexpr int kThreads = 16;
+  const size_t sizes[] = {640 * 480 * 2, 640 * 480, (640 * 480 * 4) + 3};
+  std::vector<std::vector<dm::Buffer>> held(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2; ++round)
+        for (const size_t n : sizes) {
+          dm::Buffer b = backend_->allocate(n);
+          std::memset(b.host(), t * 3 + static_cast<int>(held[static_cast<size_t>(t)].size()), n);
+          held[static_cast<size_t>(t)].push_back(std::move(b));
+        }
+    });
+  for (auto& th : threads) th.join();
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  for (int t = 0; t < kThreads; ++t)
+    for (size_t i = 0; i < held[static_cast<size_t>(t)].size(); ++i) {
+      dm::Buffer& b = held[static_cast<size_t>(t)][i];
+      const auto value = static_cast<uint8_t>(t * 3 + static_cast<int>(i));
+      const auto* h = static_cast<const uint8_t*>(b.host());
+      ASSERT_EQ(h[0], value);
+      ASSERT_EQ(h[b.size() - 1], value);
+      ranges.emplace_back(reinterpret_cast<uintptr_t>(b.host()), reinterpret_cast<uintptr_t>(b.host()) + b.size());
+      if (!gpu()) continue;
+      b.host_written();
+      b.to_device();
+      backend_->synchronize();
+      const auto seen = read_device(b);
+      ASSERT_EQ(seen.front(), value);
+      ASSERT_EQ(seen.back(), value);
+    }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first) << "blocks overlap";
+  EXPECT_EQ(backend_->stats().allocations, static_cast<uint64_t>(kThreads) * 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendContract,

@@ -1,10 +1,14 @@
 // Page-locked host memory for the CUDA backends, allocated quickly. cudaHostAlloc faults in, zeroes
-// and pins every page on the calling thread: 2.7 GB/s on the H200's host, so a run's pool of 4K frame
-// slots (about 1 GB) took 0.55-0.7 s to start. Large blocks are instead taken from the C heap with
-// 2 MB alignment (transparent huge pages where the kernel offers them), first touched by several
-// threads at once, and then page-locked with cudaHostRegister, which only pins pages already present:
-// about 0.1 s for the same 1 GB (docs/PERFORMANCE.md). Small blocks, and devices that cannot register
-// host memory, keep cudaHostAlloc. CUDA builds only.
+// and pins every page on the calling thread, inside the driver: 2.7 GB/s on the H200's host, and
+// calls from several threads wait for each other (the 54 blocks of 18 640x480 frame slots: 19-38 ms
+// from one thread, 27-29 ms from 16). Faulting the pages in is what costs; pinning pages already
+// present is cheap (one 38.7 MB block: 17-27 ms to touch, 1.6-2.5 ms to cudaHostRegister). So blocks
+// of kRegisterFromBytes and more are taken from the C heap, touched by the allocating thread — frame
+// slots allocating at once then fault their pages in in parallel — and page-locked with
+// cudaHostRegister; blocks of kParallelTouchFromBytes and more are 2 MB aligned (transparent huge
+// pages where the kernel offers them) and touched by several threads (a run's pool of 4K frame slots,
+// about 1 GB: 0.55-0.7 s with cudaHostAlloc, about 0.1 s so; docs/PERFORMANCE.md). Tiny blocks, and
+// devices that cannot register host memory, keep cudaHostAlloc. CUDA builds only.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +20,10 @@ struct PinnedHost {
   bool registered = false;  // heap + cudaHostRegister (else cudaHostAlloc)
 };
 
-// Blocks of at least this many bytes are registered (when the device supports it).
-inline constexpr size_t kRegisterFromBytes = size_t{4} << 20;
+// Blocks of at least this many bytes are registered (when the device supports it) ...
+inline constexpr size_t kRegisterFromBytes = size_t{64} << 10;
+// ... and from this size on first touched by several threads, in 2 MB pages.
+inline constexpr size_t kParallelTouchFromBytes = size_t{4} << 20;
 
 // Whether `device` can page-lock existing host memory (cudaDevAttrHostRegisterSupported).
 bool host_register_supported(int device);
