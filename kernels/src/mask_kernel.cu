@@ -35,10 +35,10 @@ constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true
 // kept-only took 33.9 / 179 / 685 us at 640x480 / 1080p / 4K f32, against 39.0 / 216 / 818 for 32x8
 // scalar kept-only and 39.1 / 213 / 819 for plain 32x8 scalar (the earlier choice). With a mask that
 // keeps everything it reads what plain 32x8 vec reads (40.0 / 252 / 937 us), so 15-19 % behind
-// scalar on 1080p and 4K float frames in that worst case. (On 2026-11-29 every vectorised walk collapsed to
-// 7-15 GB/s on 4K frames in mapped memory; that run's blocks came from cudaHostAlloc, these from the
-// heap registered with cudaHostRegister (pinned_host.cpp), and it did not recur — the cause was not
-// isolated.)
+// scalar on 1080p and 4K float frames in that worst case. (On 2026-11-29 every vectorised walk
+// collapsed to 7-15 GB/s on 4K frames in mapped memory; that run's blocks came from cudaHostAlloc,
+// these from the heap registered with cudaHostRegister (pinned_host.cpp), and it did not recur — the
+// cause was not isolated.)
 constexpr MaskKernelVariant kMappedVariant{MaskBlockShape::Threads32x8, true, true};
 constexpr MaskKernelVariant kMappedScalar{MaskBlockShape::Threads32x8, false, true};
 

@@ -257,9 +257,10 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
         const char* unit = kind == BackendKind::Copy ? " band" : " task";
         for (const int bands : band_choices)
         for (bool f32 : {true, false}) {
-          const std::string label = bands == 0  ? name
-                                    : bands < 0 ? name + " (mask keeps every pixel)"
-                                                : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
+          const std::string label =
+              bands == 0  ? name
+              : bands < 0 ? name + " (mask keeps every pixel)"
+                          : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
           say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + label);
           FrameSlot slot(*be);
           slot.set_copy_bands(kind == BackendKind::Copy ? bands : 0);
@@ -565,7 +566,8 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const C
   }
   // Host to host also times the recorded frame, read now: a bad file fails before minutes of measuring.
   std::vector<SizeImages> one_frame_images = images;
-  DM_EXPECT(o.real_depth.empty() == o.real_mask.empty(), ConfigError, "--real-frame: expected DEPTH,MASK (two image files)");
+  DM_EXPECT(o.real_depth.empty() == o.real_mask.empty(), ConfigError,
+            "--real-frame: expected DEPTH,MASK (two image files)");
   if (!o.real_depth.empty()) one_frame_images.push_back(load_real_frame(o.real_depth, o.real_mask));
   const MaskParams params = mask_params(bench_config());
 

@@ -32,11 +32,10 @@ std::string num(double v, int prec = 1) {
 }
 std::string mib(size_t bytes) { return num(static_cast<double>(bytes) / (1024.0 * 1024.0), 0) + " MiB"; }
 
-// The best host-to-host p50 for a size and depth type, and which backend gave it. `as_configured`:
-// only the backends as run uses them, not the sweep rows ("copy (4 bands)", "cpu (8 tasks)"), whose
-// settings are the bench's own.
-// The fastest row of one frame (synthetic when `frame` is empty), size and depth type; as_configured
-// leaves out the sweeps' rows (their labels carry a parenthesis).
+// The best host-to-host p50 for one frame (the synthetic one when `frame` is empty), size and depth
+// type, and which backend gave it. `as_configured`: only the backends as run uses them, not the rows
+// with the bench's own settings ("copy (4 bands)", "cpu (8 tasks)", "zero_copy (mask keeps every
+// pixel)": their labels carry a parenthesis).
 const LatencyRow* best_latency(const BenchReport& r, const FrameSize& s, const std::string& depth, bool as_configured,
                                const std::string& frame = {}) {
   const LatencyRow* best = nullptr;

@@ -123,10 +123,10 @@ int default_frames(const FrameSize& s, unsigned threads) {
   if (s.pixels() == 0) return 256;
   const double f = 256.0 * std::sqrt(640.0 * 480.0 / static_cast<double>(s.pixels()));
   const int by_size = std::clamp(static_cast<int>(std::lround(f)), 48, 256);
-  // At least 64 rounds of the pipeline's threads, so that its start-up (the slots' pinned buffers:
-  // 45-110 ms on the H200 at 640x480-1080p) and its filling and draining (about one frame's codec
-  // time each) stay a few percent of the run, as in a dataset of thousands of frames; at most 8 GiB
-  // of float output per run (the disk holds one run's outputs at a time).
+  // At least 64 rounds of the pipeline's threads, so that its start-up (mostly the slots' pinned
+  // buffers: 50-120 ms to the first frame on the H200 at 640x480-1080p) and its filling and draining
+  // (about one frame's codec time each) stay a few percent of the run, as in a dataset of thousands
+  // of frames; at most 8 GiB of float output per run (the disk holds one run's outputs at a time).
   const auto by_output = static_cast<int>((size_t{8} << 30) / (static_cast<size_t>(s.pixels()) * 4));
   return std::max(by_size, std::min(64 * static_cast<int>(threads), by_output));
 }
