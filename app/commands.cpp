@@ -9,6 +9,7 @@
 #include "depthmask/backend.h"
 #include "depthmask/bench.h"
 #include "depthmask/config.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/layouts.h"
 #include "depthmask/live.h"
@@ -17,7 +18,6 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
-#include "depthmask/writers.h"
 #include "progress.h"
 
 namespace fs = std::filesystem;
@@ -102,8 +102,9 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped%s in %.2f s (%.1f frames/s)\n", s.total, s.ok,
               s.failed, s.skipped, done_before.c_str(), s.seconds, s.fps());
   if (s.skipped_done)
-    std::printf("  resumed: %zu frame(s) already done by an earlier run (depthmask-manifest.json); --force redoes them\n",
-                s.skipped_done);
+    std::printf(
+        "  resumed: %zu frame(s) already done by an earlier run (depthmask-manifest.json); --force redoes them\n",
+        s.skipped_done);
   if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
   std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), s.backend_reason.c_str());
   std::printf("  output:  %s\n", c.output.dir.string().c_str());
@@ -141,11 +142,12 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
 
   const LiveSummary s = run_live(c, *backend, *source, limits, &stop);
   const char* why = s.interrupted ? "interrupted" : s.source_ended ? "source ended" : "limit reached";
-  std::printf("depthmask live: %llu frame(s) captured, %llu processed, %llu dropped (overflow), %llu failed in %.2f s "
-              "(%.1f frames/s; %s)\n",
-              static_cast<unsigned long long>(s.captured), static_cast<unsigned long long>(s.processed),
-              static_cast<unsigned long long>(s.drops_overflow), static_cast<unsigned long long>(s.failed), s.seconds,
-              s.fps(), why);
+  std::printf(
+      "depthmask live: %llu frame(s) captured, %llu processed, %llu dropped (overflow), %llu failed in %.2f s "
+      "(%.1f frames/s; %s)\n",
+      static_cast<unsigned long long>(s.captured), static_cast<unsigned long long>(s.processed),
+      static_cast<unsigned long long>(s.drops_overflow), static_cast<unsigned long long>(s.failed), s.seconds, s.fps(),
+      why);
   if (s.drops_unpaired)
     std::printf("  unpaired: %llu frame(s) dropped by the source: no partner within live.sync.tolerance_ms (%g ms)\n",
                 static_cast<unsigned long long>(s.drops_unpaired), c.live.sync.tolerance_ms);
@@ -156,9 +158,11 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
               static_cast<unsigned long long>(s.source_errors), static_cast<unsigned long long>(s.reconnects));
   std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), choice.reason.c_str());
   if (c.live.output_every > 0)
-    std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written), c.output.dir.string().c_str());
+    std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written),
+                c.output.dir.string().c_str());
   if (!c.live.publish.empty())
-    std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published), c.live.publish.c_str());
+    std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published),
+                c.live.publish.c_str());
   if (c.live.preview) std::printf("  preview: %llu frame(s) shown\n", static_cast<unsigned long long>(s.previewed));
   return kOk;
 }
@@ -228,10 +232,11 @@ int cmd_synth(const SynthOptions& o) {
   if (std::sscanf(o.size.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w <= 0 || h <= 0 ||
       w > 16384 || h > 16384)
     throw ConfigError("--size '" + o.size + "': expected WIDTHxHEIGHT such as 640x480 (1..16384 each)");
-  if (o.frames <= 0 || o.frames > 1000000) throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
+  if (o.frames <= 0 || o.frames > 1000000)
+    throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
   write_synthetic_dataset(fs::path(o.output), o.frames, w, h);
-  std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames, w,
-              h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());
+  std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames,
+              w, h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());
   return kOk;
 }
 
@@ -250,7 +255,8 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
   if (o.real_frame) {
     const size_t comma = o.real_frame->find(',');
     if (comma == std::string::npos || comma == 0 || comma + 1 == o.real_frame->size())
-      throw ConfigError("--real-frame '" + *o.real_frame + "': expected DEPTH,MASK (a 16-bit depth PNG and an 8-bit mask PNG)");
+      throw ConfigError("--real-frame '" + *o.real_frame +
+                        "': expected DEPTH,MASK (a 16-bit depth PNG and an 8-bit mask PNG)");
     b.real_depth = o.real_frame->substr(0, comma);
     b.real_mask = o.real_frame->substr(comma + 1);
   }

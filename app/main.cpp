@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   using namespace depthmask;
   using namespace depthmask::app;
 
-  CLI::App cli{"depthmask: turns RGB-D frames (depth, mask, color, intrinsics) into masked float depth maps, on GPU or CPU"};
+  CLI::App cli{
+      "depthmask: turns RGB-D frames (depth, mask, color, intrinsics) into masked float depth maps, on GPU or CPU"};
   cli.require_subcommand(1);
   cli.set_version_flag("--version", DEPTHMASK_VERSION);
 
@@ -40,23 +41,30 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--print-config", run.print_config, "Print the effective configuration as YAML and exit");
 
   LiveOptions live;
-  auto* live_cmd = cli.add_subcommand("live", "Mask frames from a live source (camera, replay, synthetic) with bounded latency");
+  auto* live_cmd =
+      cli.add_subcommand("live", "Mask frames from a live source (camera, replay, synthetic) with bounded latency");
   live_cmd->add_option("-c,--config", live.config, "YAML configuration file")->check(CLI::ExistingFile);
   live_cmd->add_option("--source", live.source,
-                       "Source URI: synthetic://?size=WxH&fps=N, replay://FOLDER, gst://PIPELINE, v4l2:///dev/videoN, openni2://[DEVICE|FILE.oni] (sets live.source)");
+                       "Source URI: synthetic://?size=WxH&fps=N, replay://FOLDER, gst://PIPELINE, v4l2:///dev/videoN, "
+                       "openni2://[DEVICE|FILE.oni] (sets live.source)");
   live_cmd->add_option("-b,--backend", live.backend, "auto | copy | zero_copy | managed | cpu (sets backend.kind)");
   live_cmd->add_option("--frames", live.frames, "Stop after this many captured frames");
   live_cmd->add_option("--duration", live.duration, "Stop after this many seconds")->check(CLI::PositiveNumber);
-  live_cmd->add_option("--publish", live.publish, "ZeroMQ endpoint to publish frames on, e.g. tcp://127.0.0.1:5555 (sets live.publish)");
+  live_cmd->add_option("--publish", live.publish,
+                       "ZeroMQ endpoint to publish frames on, e.g. tcp://127.0.0.1:5555 (sets live.publish)");
   live_cmd->add_option("-o,--output", live.output,
                        "Output folder (sets output.dir; writes every frame unless live.output_every is set)");
-  live_cmd->add_option("--set", live.sets, "Override a key: key.path=value (YAML value, e.g. live.buffers=8)")->take_all();
-  live_cmd->add_flag("--preview", live.preview, "Show the masked depth in a window (sets live.preview; off without a display)");
+  live_cmd->add_option("--set", live.sets, "Override a key: key.path=value (YAML value, e.g. live.buffers=8)")
+      ->take_all();
+  live_cmd->add_flag("--preview", live.preview,
+                     "Show the masked depth in a window (sets live.preview; off without a display)");
   live_cmd->add_flag("--print-config", live.print_config, "Print the effective configuration as YAML and exit");
 
   InfoOptions info;
-  auto* info_cmd = cli.add_subcommand("info", "Probe the platform: CUDA versions, devices, which backend auto picks and why");
-  info_cmd->add_option("-c,--config", info.config, "YAML configuration file (its backend settings)")->check(CLI::ExistingFile);
+  auto* info_cmd =
+      cli.add_subcommand("info", "Probe the platform: CUDA versions, devices, which backend auto picks and why");
+  info_cmd->add_option("-c,--config", info.config, "YAML configuration file (its backend settings)")
+      ->check(CLI::ExistingFile);
   info_cmd->add_option("--set", info.sets, "Override a key: key.path=value")->take_all();
 
   SynthOptions synth;

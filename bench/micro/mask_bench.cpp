@@ -53,8 +53,10 @@ cv::Mat make_depth(cv::Size s, int type, unsigned seed) {
   for (int y = 0; y < s.height; ++y)
     for (int x = 0; x < s.width; ++x) {
       const int v = hole(rng) == 0 ? 0 : mm(rng);
-      if (type == CV_16UC1) d.at<uint16_t>(y, x) = static_cast<uint16_t>(v);
-      else d.at<float>(y, x) = v == 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(v) * 0.001f;
+      if (type == CV_16UC1)
+        d.at<uint16_t>(y, x) = static_cast<uint16_t>(v);
+      else
+        d.at<float>(y, x) = v == 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(v) * 0.001f;
     }
   return d;
 }
@@ -132,7 +134,8 @@ bool require_gpu(benchmark::State& state) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    state.SkipWithError((std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found")).c_str());
+    state.SkipWithError(
+        (std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found")).c_str());
     return false;
   }
   return true;
@@ -293,8 +296,10 @@ void gpu_batch(benchmark::State& state, int depth_type, bool batched) {
     dm::MaskJob jobs[kBatch];
     for (int i = 0; i < kBatch; ++i) jobs[i] = frames.job(next + i);
     next = (next + kBatch) % frames.count();
-    if (batched) dm::launch_mask_batch(jobs, kBatch, p, timer.stream());
-    else for (const dm::MaskJob& j : jobs) dm::launch_mask(j, p, timer.stream());
+    if (batched)
+      dm::launch_mask_batch(jobs, kBatch, p, timer.stream());
+    else
+      for (const dm::MaskJob& j : jobs) dm::launch_mask(j, p, timer.stream());
   });
   state.SetBytesProcessed(state.iterations() * kBatch * frames.bytes_per_frame());
   state.SetItemsProcessed(state.iterations() * kBatch);
@@ -310,29 +315,35 @@ void no_cuda(benchmark::State& state) { state.SkipWithError("no CUDA device: thi
       const std::string tail = std::string("/") + depth_name(dt) + "/" + size_name(s) + "/";
       for (const int threads : {1, 0}) {
         const std::string t = threads == 1 ? "threads:1" : "threads:all";
-        benchmark::RegisterBenchmark(("CpuMask" + tail + t).c_str(), cpu_mask, s, dt, threads)->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(("CopyTo" + tail + t).c_str(), cv_copy_to, s, dt, threads)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("CpuMask" + tail + t).c_str(), cpu_mask, s, dt, threads)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("CopyTo" + tail + t).c_str(), cv_copy_to, s, dt, threads)
+            ->Unit(benchmark::kMicrosecond);
       }
 #if DEPTHMASK_HAVE_CUDA
       for (const bool mapped : {false, true})
         for (const dm::MaskKernelVariant& v : mapped ? dm::mapped_mask_kernel_variants() : dm::mask_kernel_variants()) {
           std::string vn = dm::to_string(v);
           std::replace(vn.begin(), vn.end(), ' ', '_');
-          benchmark::RegisterBenchmark(("GpuMask/" + vn + tail + (mapped ? "mapped" : "device")).c_str(), gpu_mask, v, s,
-                                       dt, mapped)
-              ->UseManualTime()->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(("GpuMask/" + vn + tail + (mapped ? "mapped" : "device")).c_str(), gpu_mask, v,
+                                       s, dt, mapped)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
         }
       benchmark::RegisterBenchmark(("GpuCopyD2D" + tail + "device").c_str(), gpu_copy, s, dt)
-          ->UseManualTime()->Unit(benchmark::kMicrosecond);
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
 #endif
     }
 #if DEPTHMASK_HAVE_CUDA
   for (const int dt : {CV_16UC1, CV_32FC1}) {
     const std::string tail = std::string("/") + depth_name(dt) + "/640x480/x16";
     benchmark::RegisterBenchmark(("GpuBatch/batched" + tail).c_str(), gpu_batch, dt, true)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("GpuBatch/single" + tail).c_str(), gpu_batch, dt, false)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
   }
 #else
   benchmark::RegisterBenchmark("GpuMask/no_cuda", no_cuda);

@@ -14,7 +14,8 @@ namespace {
 void check_plane(const char* name, const void* p, size_t step, size_t pixel_bytes, int cols) {
   if (p == nullptr) throw std::invalid_argument(std::string("backproject job: ") + name + " pointer is null");
   if (reinterpret_cast<uintptr_t>(p) % sizeof(float) != 0 || step % sizeof(float) != 0)
-    throw std::invalid_argument(std::string("backproject job: ") + name + " pointer or row step is not aligned to floats");
+    throw std::invalid_argument(std::string("backproject job: ") + name +
+                                " pointer or row step is not aligned to floats");
   if (step < pixel_bytes * static_cast<size_t>(cols))
     throw std::invalid_argument(std::string("backproject job: ") + name + " row step " + std::to_string(step) +
                                 " bytes is shorter than a row of " + std::to_string(cols) + " pixels");

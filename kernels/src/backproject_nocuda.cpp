@@ -5,8 +5,9 @@
 namespace depthmask {
 
 void launch_backproject(const BackprojectJob&, CUstream_st*) {
-  throw PlatformError("this depthmask was built without CUDA (no nvcc at build time): GPU backprojection is "
-                      "unavailable; use backend kind 'cpu' or rebuild with -DDEPTHMASK_CUDA=ON");
+  throw PlatformError(
+      "this depthmask was built without CUDA (no nvcc at build time): GPU backprojection is "
+      "unavailable; use backend kind 'cpu' or rebuild with -DDEPTHMASK_CUDA=ON");
 }
 
 }  // namespace depthmask

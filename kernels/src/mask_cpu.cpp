@@ -66,8 +66,9 @@ void run_rows(const MaskJob& job, const MaskParams& p, int tasks) {
   const Views<DepthT, MaskT> v(job);
   if (tasks > 0) {  // exactly `tasks` bands
     const int grain = (job.rows + std::min(tasks, job.rows) - 1) / std::min(tasks, job.rows);
-    tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, grain),
-                      [&](const tbb::blocked_range<int>& r) { mask_rows(v, r, p); }, tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<int>(0, job.rows, grain), [&](const tbb::blocked_range<int>& r) { mask_rows(v, r, p); },
+        tbb::simple_partitioner());
     return;
   }
   // Grain of 16 rows: a 640-wide row is ~3 KB of traffic, too little to be worth a task on its own.
@@ -118,8 +119,10 @@ void run_rows_eroded(const MaskJob& job, const MaskParams& p) {
 
 template <class DepthT, class MaskT>
 void run_typed(const MaskJob& job, const MaskParams& p, int tasks) {
-  if (p.erode > 0) run_rows_eroded<DepthT, MaskT>(job, p);
-  else run_rows<DepthT, MaskT>(job, p, tasks);
+  if (p.erode > 0)
+    run_rows_eroded<DepthT, MaskT>(job, p);
+  else
+    run_rows<DepthT, MaskT>(job, p, tasks);
 }
 
 }  // namespace
@@ -127,14 +130,19 @@ void run_typed(const MaskJob& job, const MaskParams& p, int tasks) {
 void mask_cpu(const MaskJob& job, const MaskParams& params, int tasks) {
   validate(job);
   validate(params);
-  if (tasks < 0) throw std::invalid_argument("mask_cpu: tasks must be 0 (automatic) or positive, got " + std::to_string(tasks));
+  if (tasks < 0)
+    throw std::invalid_argument("mask_cpu: tasks must be 0 (automatic) or positive, got " + std::to_string(tasks));
   if (job.rows == 0 || job.cols == 0) return;
   const bool d16 = job.depth_type == DepthType::U16;
   const bool m8 = job.mask_type == MaskType::U8;
-  if (d16 && m8) run_typed<uint16_t, uint8_t>(job, params, tasks);
-  else if (d16) run_typed<uint16_t, uint16_t>(job, params, tasks);
-  else if (m8) run_typed<float, uint8_t>(job, params, tasks);
-  else run_typed<float, uint16_t>(job, params, tasks);
+  if (d16 && m8)
+    run_typed<uint16_t, uint8_t>(job, params, tasks);
+  else if (d16)
+    run_typed<uint16_t, uint16_t>(job, params, tasks);
+  else if (m8)
+    run_typed<float, uint8_t>(job, params, tasks);
+  else
+    run_typed<float, uint16_t>(job, params, tasks);
 }
 
 }  // namespace depthmask

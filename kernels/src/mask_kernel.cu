@@ -23,12 +23,9 @@ namespace {
 // 93-94 %), 100-101 % for float depth. (At 640x480 one chunk per thread is 2-5 points better.)
 constexpr MaskKernelVariant kDefaultVariant{MaskBlockShape::Rows256x2, true};
 // Every variant this build carries; the default is listed first by mask_kernel_variants().
-constexpr MaskKernelVariant kAllVariants[] = {{MaskBlockShape::Threads32x8, true},
-                                              {MaskBlockShape::Threads32x8, false},
-                                              {MaskBlockShape::Threads32x32, true},
-                                              {MaskBlockShape::Threads32x32, false},
-                                              {MaskBlockShape::Rows256, true},
-                                              {MaskBlockShape::Rows256x2, true}};
+constexpr MaskKernelVariant kAllVariants[] = {
+    {MaskBlockShape::Threads32x8, true},   {MaskBlockShape::Threads32x8, false}, {MaskBlockShape::Threads32x32, true},
+    {MaskBlockShape::Threads32x32, false}, {MaskBlockShape::Rows256, true},      {MaskBlockShape::Rows256x2, true}};
 // The variant for frames in mapped host memory (the zero_copy backend), where every byte read crosses
 // the bus: the depth is read only where the mask keeps a pixel (kept_only). On the H200 (bench of
 // 2026-11-30, one frame per launch, the synthetic frame: 5-6 % of its pixels kept), 32x8 vec
@@ -45,7 +42,9 @@ constexpr MaskKernelVariant kMappedScalar{MaskBlockShape::Threads32x8, false, tr
 using tiling::kBlockRows;
 using tiling::kTile;
 
-__host__ __device__ constexpr int block_rows(MaskBlockShape s) { return s == MaskBlockShape::Threads32x32 ? kTile : kBlockRows; }
+__host__ __device__ constexpr int block_rows(MaskBlockShape s) {
+  return s == MaskBlockShape::Threads32x32 ? kTile : kBlockRows;
+}
 __host__ __device__ constexpr bool row_walk(MaskBlockShape s) {
   return s == MaskBlockShape::Rows256 || s == MaskBlockShape::Rows256x2;
 }
@@ -66,7 +65,8 @@ constexpr int kVec = 4;
 // N consecutive elements from a pointer aligned to N elements, in 16-byte (or smaller) loads. The
 // bytes are copied as they are (NaN payloads included). Every byte is read once and every output
 // byte written once, so the accesses are streaming ones (__ldcs/__stcs: evict first), which leave
-// the cache to the other planes' lines still in flight (1-2 points of the D2D bandwidth on the H200: 16-bit depth rose from 80-82 % to 93-94 % batched with one chunk per thread).
+// the cache to the other planes' lines still in flight (1-2 points of the D2D bandwidth on the H200: 16-bit depth rose
+// from 80-82 % to 93-94 % batched with one chunk per thread).
 template <int N, class T>
 __device__ __forceinline__ void load_n(const T* p, T (&v)[N]) {
   constexpr int kBytes = N * static_cast<int>(sizeof(T));
@@ -163,15 +163,18 @@ __device__ __forceinline__ void mask_part_with(const ImageView<const DepthT>& de
     };
     if constexpr (row_walk(Shape))
       tiling::for_row_chunks<N, row_chunks(Shape)>(out.rows, out.cols, head, load, store, one);
-    else tiling::for_tile_chunks<block_rows(Shape), N>(out.rows, out.cols, head, load, store, one);
+    else
+      tiling::for_tile_chunks<block_rows(Shape), N>(out.rows, out.cols, head, load, store, one);
   }
 }
 
 template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, bool Common, class DepthT, class MaskT>
 __device__ __forceinline__ void mask_part(const ImageView<const DepthT>& depth, const ImageView<const MaskT>& mask,
                                           const ImageView<float>& out, const MaskParams& p) {
-  if constexpr (Common) mask_part_with<Shape, Vectorized, KeptOnly>(depth, mask, out, common_params(p));
-  else mask_part_with<Shape, Vectorized, KeptOnly>(depth, mask, out, p);
+  if constexpr (Common)
+    mask_part_with<Shape, Vectorized, KeptOnly>(depth, mask, out, common_params(p));
+  else
+    mask_part_with<Shape, Vectorized, KeptOnly>(depth, mask, out, p);
 }
 
 template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, bool Common, class DepthT, class MaskT>
@@ -217,7 +220,7 @@ __global__ void is_mask_eroded(ImageView<const DepthT> depth, ImageView<const Ma
   __shared__ uint8_t tests[kHalo][kHalo];  // [plane row][plane column]
   __shared__ uint8_t hrun[kHalo][kTile];   // horizontal runs: [plane row][tile column]
   const int n = p.erode;
-  const int w = kTile + 2 * n;             // plane rows and columns in use
+  const int w = kTile + 2 * n;                               // plane rows and columns in use
   const int gx0 = static_cast<int>(blockIdx.x) * kTile - n;  // image position of plane (0, 0)
   const int gy0 = static_cast<int>(blockIdx.y) * kTile - n;
   const int tid = threadIdx.y * kTile + threadIdx.x;
@@ -253,10 +256,14 @@ template <class F>
 void with_types(DepthType depth_type, MaskType mask_type, F&& f) {
   const bool d16 = depth_type == DepthType::U16;
   const bool m8 = mask_type == MaskType::U8;
-  if (d16 && m8) f(uint16_t{}, uint8_t{});
-  else if (d16) f(uint16_t{}, uint16_t{});
-  else if (m8) f(float{}, uint8_t{});
-  else f(float{}, uint16_t{});
+  if (d16 && m8)
+    f(uint16_t{}, uint8_t{});
+  else if (d16)
+    f(uint16_t{}, uint16_t{});
+  else if (m8)
+    f(float{}, uint8_t{});
+  else
+    f(float{}, uint16_t{});
 }
 
 // Calls f(shape tag, std::bool_constant<Vectorized>{}, std::bool_constant<KeptOnly>{}) for `v` (the
@@ -272,13 +279,17 @@ void with_variant(const MaskKernelVariant& v, F&& f) {
   switch (v.shape) {
     case MaskBlockShape::Threads32x8: {
       constexpr ShapeTag<MaskBlockShape::Threads32x8> s{};
-      if (v.vectorized) v.kept_only ? f(s, Yes{}, Yes{}) : f(s, Yes{}, No{});
-      else v.kept_only ? f(s, No{}, Yes{}) : f(s, No{}, No{});
+      if (v.vectorized)
+        v.kept_only ? f(s, Yes{}, Yes{}) : f(s, Yes{}, No{});
+      else
+        v.kept_only ? f(s, No{}, Yes{}) : f(s, No{}, No{});
       return;
     }
     case MaskBlockShape::Threads32x32:
-      if (v.vectorized) f(ShapeTag<MaskBlockShape::Threads32x32>{}, Yes{}, No{});
-      else f(ShapeTag<MaskBlockShape::Threads32x32>{}, No{}, No{});
+      if (v.vectorized)
+        f(ShapeTag<MaskBlockShape::Threads32x32>{}, Yes{}, No{});
+      else
+        f(ShapeTag<MaskBlockShape::Threads32x32>{}, No{}, No{});
       return;
     case MaskBlockShape::Rows256:
       f(ShapeTag<MaskBlockShape::Rows256>{}, Yes{}, No{});
@@ -293,21 +304,28 @@ void with_variant(const MaskKernelVariant& v, F&& f) {
 // Calls f(std::bool_constant<is_common_case(p)>{}).
 template <class F>
 void with_common(const MaskParams& p, F&& f) {
-  if (is_common_case(p)) f(std::true_type{});
-  else f(std::false_type{});
+  if (is_common_case(p))
+    f(std::true_type{});
+  else
+    f(std::false_type{});
 }
 
 template <MaskBlockShape Shape, bool Vectorized>
 dim3 grid_for(int rows, int cols) {
-  if constexpr (row_walk(Shape)) return tiling::row_grid<kVec, row_chunks(Shape)>(rows, cols);
-  else if constexpr (Vectorized) return tiling::chunk_grid<kVec>(rows, cols);
-  else return tiling::grid(rows, cols);
+  if constexpr (row_walk(Shape))
+    return tiling::row_grid<kVec, row_chunks(Shape)>(rows, cols);
+  else if constexpr (Vectorized)
+    return tiling::chunk_grid<kVec>(rows, cols);
+  else
+    return tiling::grid(rows, cols);
 }
 
 template <MaskBlockShape Shape>
 dim3 block_for() {
-  if constexpr (row_walk(Shape)) return tiling::row_block();
-  else return tiling::block<block_rows(Shape)>();
+  if constexpr (row_walk(Shape))
+    return tiling::row_block();
+  else
+    return tiling::block<block_rows(Shape)>();
 }
 
 // The launch for one validated, non-empty job.
@@ -319,7 +337,8 @@ void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant
     const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
     const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
     if (p.erode > 0) {  // every variant erodes with the one shared-memory kernel (32x8 threads)
-      is_mask_eroded<DepthT, MaskT><<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, mask, out, p);
+      is_mask_eroded<DepthT, MaskT>
+          <<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, mask, out, p);
       return;
     }
     with_variant(variant, [&](auto shape_tag, auto vec_tag, auto kept_tag) {
@@ -327,7 +346,8 @@ void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant
         constexpr MaskBlockShape kShape = decltype(shape_tag)::value;
         constexpr bool kVectorized = decltype(vec_tag)::value;
         is_mask<kShape, kVectorized, decltype(kept_tag)::value, decltype(common_tag)::value, DepthT, MaskT>
-            <<<grid_for<kShape, kVectorized>(job.rows, job.cols), block_for<kShape>(), 0, stream>>>(depth, mask, out, p);
+            <<<grid_for<kShape, kVectorized>(job.rows, job.cols), block_for<kShape>(), 0, stream>>>(depth, mask, out,
+                                                                                                    p);
       });
     });
   });
@@ -394,8 +414,8 @@ void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params,
   }
   MaskBatch b{};
   for (int i = 0; i < count; ++i)
-    b.frames[i] = BatchFrame{jobs[i].depth, jobs[i].depth_step, jobs[i].mask, jobs[i].mask_step, jobs[i].out,
-                             jobs[i].out_step};
+    b.frames[i] =
+        BatchFrame{jobs[i].depth, jobs[i].depth_step, jobs[i].mask, jobs[i].mask_step, jobs[i].out, jobs[i].out_step};
   b.rows = first.rows, b.cols = first.cols;
   with_types(first.depth_type, first.mask_type, [&](auto depth_tag, auto mask_tag) {
     using DepthT = decltype(depth_tag);

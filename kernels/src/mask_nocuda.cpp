@@ -9,8 +9,9 @@ bool have_cuda_kernels() noexcept { return false; }
 
 namespace {
 [[noreturn]] void no_cuda() {
-  throw PlatformError("this depthmask was built without CUDA (no nvcc at build time): GPU masking is unavailable; "
-                      "use backend kind 'cpu' or rebuild with -DDEPTHMASK_CUDA=ON");
+  throw PlatformError(
+      "this depthmask was built without CUDA (no nvcc at build time): GPU masking is unavailable; "
+      "use backend kind 'cpu' or rebuild with -DDEPTHMASK_CUDA=ON");
 }
 }  // namespace
 
@@ -23,4 +24,3 @@ void launch_mask_variant(const MaskJob&, const MaskParams&, const MaskKernelVari
 void launch_mask_batch(const MaskJob*, int, const MaskParams&, CUstream_st*, const MaskKernelVariant&) { no_cuda(); }
 
 }  // namespace depthmask
-

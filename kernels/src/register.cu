@@ -61,10 +61,10 @@ void launch_resample(const RegisterJob& job, const ResampleMap& map, const Depth
   const dim3 block = tiling::block();
   if (job.depth_type == DepthType::U16)
     resample_kernel<uint16_t><<<grid(job.out_rows, job.out_cols), block, 0, stream>>>(source_view<uint16_t>(job),
-                                                                                          target_view(job), map, decode);
+                                                                                      target_view(job), map, decode);
   else
     resample_kernel<float><<<grid(job.out_rows, job.out_cols), block, 0, stream>>>(source_view<float>(job),
-                                                                                       target_view(job), map, decode);
+                                                                                   target_view(job), map, decode);
   DM_CUDA(cudaGetLastError());
 }
 

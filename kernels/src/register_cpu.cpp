@@ -34,9 +34,9 @@ bool positive_finite(double v) { return std::isfinite(v) && v > 0.0; }
 void check_k(const char* which, double fx, double fy, double cx, double cy) {
   if (!positive_finite(fx) || !positive_finite(fy) || !std::isfinite(cx) || !std::isfinite(cy))
     throw std::invalid_argument(std::string("registration: ") + which +
-                                " intrinsics need positive finite fx, fy and finite cx, cy (got fx " + std::to_string(fx) +
-                                ", fy " + std::to_string(fy) + ", cx " + std::to_string(cx) + ", cy " + std::to_string(cy) +
-                                ")");
+                                " intrinsics need positive finite fx, fy and finite cx, cy (got fx " +
+                                std::to_string(fx) + ", fy " + std::to_string(fy) + ", cx " + std::to_string(cx) +
+                                ", cy " + std::to_string(cy) + ")");
 }
 
 float to_float_checked(double v, const char* what) {
@@ -123,7 +123,8 @@ void validate(const RegisterJob& job) {
   const auto* d1 = d0 + (static_cast<size_t>(job.depth_rows) - 1) * job.depth_step +
                    static_cast<size_t>(job.depth_cols) * elem_size(job.depth_type);
   const auto* o0 = reinterpret_cast<const unsigned char*>(job.out);
-  const auto* o1 = o0 + (static_cast<size_t>(job.out_rows) - 1) * job.out_step + static_cast<size_t>(job.out_cols) * sizeof(float);
+  const auto* o1 =
+      o0 + (static_cast<size_t>(job.out_rows) - 1) * job.out_step + static_cast<size_t>(job.out_cols) * sizeof(float);
   if (std::less<const unsigned char*>()(d0, o1) && std::less<const unsigned char*>()(o0, d1))
     throw std::invalid_argument("registration job: the target overlaps the depth source");
 }
@@ -144,8 +145,8 @@ ResampleMap resample_map(double src_fx, double src_fy, double src_cx, double src
 
 ResampleMap resample_map_sizes(int src_cols, int src_rows, int dst_cols, int dst_rows) {
   if (src_cols <= 0 || src_rows <= 0 || dst_cols <= 0 || dst_rows <= 0)
-    throw std::invalid_argument("registration: resampling needs positive sizes (depth " + std::to_string(src_cols) + "x" +
-                                std::to_string(src_rows) + ", target " + std::to_string(dst_cols) + "x" +
+    throw std::invalid_argument("registration: resampling needs positive sizes (depth " + std::to_string(src_cols) +
+                                "x" + std::to_string(src_rows) + ", target " + std::to_string(dst_cols) + "x" +
                                 std::to_string(dst_rows) + ")");
   // Pixel edges aligned: target centre x + 0.5 (in pixel-edge coordinates) scales to (x + 0.5) * s,
   // whose pixel is floor((x + 0.5) * s) = floor(s x + s / 2).
@@ -184,8 +185,9 @@ ReprojectParams reproject_params(const double depth_k[4], const double depth_to_
     const double* c = depth_inverse_brown_conrady;
     for (int i = 0; i < 5; ++i)
       if (!std::isfinite(c[i]))
-        throw std::invalid_argument("registration: the depth camera's distortion coefficients (k1, k2, p1, p2, k3) "
-                                    "must be finite");
+        throw std::invalid_argument(
+            "registration: the depth camera's distortion coefficients (k1, k2, p1, p2, k3) "
+            "must be finite");
     p.distortion = DepthDistortion::InverseBrownConrady;
     p.k1 = to_float_checked(c[0], "the distortion coefficient k1");
     p.k2 = to_float_checked(c[1], "the distortion coefficient k2");
@@ -201,15 +203,19 @@ DepthDecode depth_decode(const MaskParams& params) { return DepthDecode{params};
 void resample_cpu(const RegisterJob& job, const ResampleMap& map, const DepthDecode& decode) {
   validate(job);
   if (job.out_rows == 0 || job.out_cols == 0) return;
-  if (job.depth_type == DepthType::U16) resample_rows<uint16_t>(job, map, decode);
-  else resample_rows<float>(job, map, decode);
+  if (job.depth_type == DepthType::U16)
+    resample_rows<uint16_t>(job, map, decode);
+  else
+    resample_rows<float>(job, map, decode);
 }
 
 void reproject_cpu(const RegisterJob& job, const ReprojectParams& params, const DepthDecode& decode) {
   validate(job);
   if (job.out_rows == 0 || job.out_cols == 0) return;
-  if (job.depth_type == DepthType::U16) reproject_rows<uint16_t>(job, params, decode);
-  else reproject_rows<float>(job, params, decode);
+  if (job.depth_type == DepthType::U16)
+    reproject_rows<uint16_t>(job, params, decode);
+  else
+    reproject_rows<float>(job, params, decode);
 }
 
 }  // namespace depthmask

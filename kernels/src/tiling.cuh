@@ -57,7 +57,8 @@ inline dim3 chunk_grid(int rows, int cols) {
 // One chunk of row y (see for_tile_chunks): vectorised when it lies wholly inside an aligned row,
 // pixel by pixel otherwise.
 template <int V, class Head, class Load, class Store, class One>
-__device__ __forceinline__ void chunk_or_pixels(int y, int c, int cols, Head& head, Load& load, Store& store, One& one) {
+__device__ __forceinline__ void chunk_or_pixels(int y, int c, int cols, Head& head, Load& load, Store& store,
+                                                One& one) {
   const int h = head(y);
   const int x0 = c * V - (h > 0 ? V - h : 0);
   if (h >= 0 && x0 >= 0 && x0 + V <= cols) {
@@ -82,7 +83,8 @@ __device__ __forceinline__ void chunk_or_pixels(int y, int c, int cols, Head& he
 // thread's loads first (more bytes in flight per thread) measured slower on the H200, for device
 // memory (fewer resident blocks) and far slower for mapped host memory (docs/PERFORMANCE.md).
 template <int BlockRows, int V, class Head, class Load, class Store, class One>
-__device__ __forceinline__ void for_tile_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store, One&& one) {
+__device__ __forceinline__ void for_tile_chunks(int rows, int cols, Head&& head, Load&& load, Store&& store,
+                                                One&& one) {
   const int c = static_cast<int>(blockIdx.x) * kTile + static_cast<int>(threadIdx.x);
   if (c * V - (V - 1) >= cols) return;  // past the last pixel whatever the shift
   const int y0 = static_cast<int>(blockIdx.y) * kTile + static_cast<int>(threadIdx.y);
@@ -121,7 +123,7 @@ __device__ __forceinline__ void for_row_chunks(int rows, int cols, Head&& head, 
   for (int y = static_cast<int>(blockIdx.y); y < rows; y += static_cast<int>(gridDim.y)) {
     if constexpr (K > 1) {
       const int h = head(y);
-      const int first = c0 * V - (h > 0 ? V - h : 0);         // first pixel of chunk c0
+      const int first = c0 * V - (h > 0 ? V - h : 0);          // first pixel of chunk c0
       const int last = first + (K - 1) * kRowThreads * V + V;  // one past chunk c0 + (K-1) * kRowThreads
       if (h >= 0 && first >= 0 && last <= cols) {
         decltype(load(first, y)) loaded[K];

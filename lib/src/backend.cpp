@@ -12,16 +12,22 @@ namespace depthmask {
 
 std::string_view to_string(Head h) {
   switch (h) {
-    case Head::Uninitialized: return "uninitialized";
-    case Head::AtHost: return "at_host";
-    case Head::AtDevice: return "at_device";
-    case Head::Synced: return "synced";
+    case Head::Uninitialized:
+      return "uninitialized";
+    case Head::AtHost:
+      return "at_host";
+    case Head::AtDevice:
+      return "at_device";
+    case Head::Synced:
+      return "synced";
   }
   return "?";
 }
 
 Buffer::Buffer(Buffer&& o) noexcept
-    : owner_(std::exchange(o.owner_, nullptr)), block_(std::exchange(o.block_, Block{})), head_(std::exchange(o.head_, Head::Uninitialized)) {}
+    : owner_(std::exchange(o.owner_, nullptr)),
+      block_(std::exchange(o.block_, Block{})),
+      head_(std::exchange(o.head_, Head::Uninitialized)) {}
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
@@ -84,14 +90,16 @@ void Buffer::to_host(size_t bytes, CUstream_st* stream) {
 void Buffer::copy_range_to_device(size_t offset, size_t bytes, CUstream_st* stream) {
   if (bytes == 0 || !owner_->device_executes() || owner_->shares_memory()) return;
   DM_EXPECT(offset <= block_.bytes && bytes <= block_.bytes - offset, std::out_of_range,
-            "copy_range_to_device: bytes [" << offset << ", " << offset + bytes << ") of a " << block_.bytes << "-byte buffer");
+            "copy_range_to_device: bytes [" << offset << ", " << offset + bytes << ") of a " << block_.bytes
+                                            << "-byte buffer");
   owner_->do_to_device(block_, offset, bytes, stream != nullptr ? stream : owner_->stream());
 }
 
 void Buffer::copy_range_to_host(size_t offset, size_t bytes, CUstream_st* stream) {
   if (bytes == 0 || !owner_->device_executes() || owner_->shares_memory()) return;
-  DM_EXPECT(offset <= block_.bytes && bytes <= block_.bytes - offset, std::out_of_range,
-            "copy_range_to_host: bytes [" << offset << ", " << offset + bytes << ") of a " << block_.bytes << "-byte buffer");
+  DM_EXPECT(
+      offset <= block_.bytes && bytes <= block_.bytes - offset, std::out_of_range,
+      "copy_range_to_host: bytes [" << offset << ", " << offset + bytes << ") of a " << block_.bytes << "-byte buffer");
   owner_->do_to_host(block_, offset, bytes, stream != nullptr ? stream : owner_->stream());
 }
 
@@ -120,9 +128,10 @@ Buffer MemoryBackend::allocate(size_t bytes) {
     const std::lock_guard<std::mutex> lock(stats_mutex_);
     // Checked before the platform allocator is asked, so a refused request changes nothing.
     DM_EXPECT(limit_ == 0 || (bytes <= limit_ && stats_.live_bytes <= limit_ - bytes), ResourceError,
-              "backend '" << to_string(kind_) << "': out of memory: cannot allocate " << bytes << " bytes for a frame buffer: "
-                          << stats_.live_bytes << " of the " << limit_ << " bytes of backend.memory_limit_mb ("
-                          << limit_ / (1024 * 1024) << " MiB) are in use by the frames in flight");
+              "backend '" << to_string(kind_) << "': out of memory: cannot allocate " << bytes
+                          << " bytes for a frame buffer: " << stats_.live_bytes << " of the " << limit_
+                          << " bytes of backend.memory_limit_mb (" << limit_ / (1024 * 1024)
+                          << " MiB) are in use by the frames in flight");
     stats_.live_bytes += bytes;
     if (stats_.live_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.live_bytes;
   }
@@ -151,8 +160,10 @@ void MemoryBackend::run_and_wait(const std::function<void()>& enqueue, CUstream_
   make_current();
   try {
     enqueue();
-    if (wait == Wait::Block) synchronize_blocking(s);
-    else synchronize(s);
+    if (wait == Wait::Block)
+      synchronize_blocking(s);
+    else
+      synchronize(s);
   } catch (...) {
     try {
       synchronize(s);
@@ -165,19 +176,25 @@ void MemoryBackend::run_and_wait(const std::function<void()>& enqueue, CUstream_
 std::unique_ptr<MemoryBackend> make_backend(const BackendChoice& choice, const PlatformInfo& platform) {
   if (choice.kind == BackendKind::Cpu) return detail::make_cpu_backend();
   DM_EXPECT(platform.cuda_built, PlatformError,
-            "backend '" << to_string(choice.kind) << "' needs CUDA, but this depthmask was built without it; use backend.kind: cpu");
+            "backend '" << to_string(choice.kind)
+                        << "' needs CUDA, but this depthmask was built without it; use backend.kind: cpu");
   DM_EXPECT(choice.device >= 0 && static_cast<size_t>(choice.device) < platform.devices.size(), PlatformError,
             "backend '" << to_string(choice.kind) << "' asks for CUDA device " << choice.device << ", but "
                         << platform.devices.size() << " device(s) are usable"
                         << (platform.problem.empty() ? "" : " (" + platform.problem + ")"));
   const DeviceInfo& dev = platform.devices[static_cast<size_t>(choice.device)];
   switch (choice.kind) {
-    case BackendKind::Copy: return detail::make_copy_backend(dev);
-    case BackendKind::ZeroCopy: return detail::make_zero_copy_backend(dev);
-    case BackendKind::Managed: return detail::make_managed_backend(dev);
-    default: break;
+    case BackendKind::Copy:
+      return detail::make_copy_backend(dev);
+    case BackendKind::ZeroCopy:
+      return detail::make_zero_copy_backend(dev);
+    case BackendKind::Managed:
+      return detail::make_managed_backend(dev);
+    default:
+      break;
   }
-  throw PlatformError("backend kind '" + std::string(to_string(choice.kind)) + "' is not a concrete backend; resolve it with choose_backend() first");
+  throw PlatformError("backend kind '" + std::string(to_string(choice.kind)) +
+                      "' is not a concrete backend; resolve it with choose_backend() first");
 }
 
 }  // namespace depthmask

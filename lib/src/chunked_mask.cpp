@@ -17,7 +17,7 @@ int ChunkedMask::bands_for(size_t input_bytes) {
 
 struct ChunkedMask::Impl {
   MemoryBackend* backend;
-  StreamHandle down;  // kernels and downloads; the caller's stream carries the uploads
+  StreamHandle down;                                // kernels and downloads; the caller's stream carries the uploads
   std::array<cudaEvent_t, kMaxBands + 1> events{};  // one per band uploaded, and "all done"
 
   explicit Impl(MemoryBackend& b) : backend(&b), down(b.create_stream()) {

@@ -19,10 +19,14 @@ std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_str
 // The oldest driver branch that runs a CUDA major version (CUDA Compatibility guide, table 1).
 int min_driver_branch(int cuda_major) {
   switch (cuda_major) {
-    case 11: return 450;
-    case 12: return 525;
-    case 13: return 580;
-    default: return 0;
+    case 11:
+      return 450;
+    case 12:
+      return 525;
+    case 13:
+      return 580;
+    default:
+      return 0;
   }
 }
 
@@ -68,7 +72,8 @@ std::string suggestion(const CompatInput& in) {
       return "use the JetPack 7 image (docker/Dockerfile.jetson, --build-arg JETPACK=7), or build with CUDA 13 and "
              "-DCMAKE_CUDA_ARCHITECTURES=110";
     return "the images cover Jetson Orin (JetPack 6) and Thor (JetPack 7); for this Jetson build from source with its "
-           "JetPack's CUDA and -DCMAKE_CUDA_ARCHITECTURES=" + arch;
+           "JetPack's CUDA and -DCMAKE_CUDA_ARCHITECTURES=" +
+           arch;
   }
   return "use the x86_64 image (docker/Dockerfile), or build with -DCMAKE_CUDA_ARCHITECTURES=" + arch;
 }
@@ -145,9 +150,12 @@ std::string to_string(const CudaArch& a, bool ptx) {
 
 std::string_view to_string(CompatLevel l) {
   switch (l) {
-    case CompatLevel::Ok: return "ok";
-    case CompatLevel::Warn: return "warning";
-    case CompatLevel::Fail: return "unusable";
+    case CompatLevel::Ok:
+      return "ok";
+    case CompatLevel::Warn:
+      return "warning";
+    case CompatLevel::Fail:
+      return "unusable";
   }
   return "?";
 }
@@ -176,9 +184,12 @@ BuildTargets parse_cuda_architectures(std::string_view list, int toolkit_version
     if (const auto dash = item.find('-'); dash != std::string::npos) {
       const std::string kind = item.substr(dash + 1);
       num = item.substr(0, dash);
-      if (kind == "real") virt = false;
-      else if (kind == "virtual") real = false;
-      else throw std::invalid_argument("CUDA architecture '" + item + "': expected -real or -virtual after the number");
+      if (kind == "real")
+        virt = false;
+      else if (kind == "virtual")
+        real = false;
+      else
+        throw std::invalid_argument("CUDA architecture '" + item + "': expected -real or -virtual after the number");
     }
     CudaArch a;
     if (!num.empty() && (num.back() == 'a' || num.back() == 'f')) {
@@ -199,8 +210,9 @@ CompatVerdict check_driver(int runtime_version, int driver_version, const BuildT
   const std::string who = build.image.empty() ? "this depthmask" : "this image (" + build.image + ")";
   if (driver_version <= 0) {
     v.level = CompatLevel::Fail;
-    v.message = who + " needs the NVIDIA driver, but none is loaded (or it is not visible in this container: run it "
-                      "with the NVIDIA runtime, `--runtime nvidia` or `--gpus all`)";
+    v.message = who +
+                " needs the NVIDIA driver, but none is loaded (or it is not visible in this container: run it "
+                "with the NVIDIA runtime, `--runtime nvidia` or `--gpus all`)";
     return v;
   }
   const int rt_major = runtime_version / 1000, drv_major = driver_version / 1000;
@@ -209,7 +221,8 @@ CompatVerdict check_driver(int runtime_version, int driver_version, const BuildT
     std::ostringstream os;
     os << who << " uses the CUDA " << cuda_version_string(runtime_version) << " runtime, but the driver supports CUDA "
        << cuda_version_string(driver_version) << " at most";
-    if (const int branch = min_driver_branch(rt_major)) os << " (CUDA " << rt_major << ".x needs driver " << branch << " or newer)";
+    if (const int branch = min_driver_branch(rt_major))
+      os << " (CUDA " << rt_major << ".x needs driver " << branch << " or newer)";
     os << ": update the driver (on a Jetson: the JetPack), or use an image built with CUDA " << drv_major << ".x";
     if (drv_major == 12) os << " (on Orin: the JetPack 6 image)";
     v.message = os.str();

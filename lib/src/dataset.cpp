@@ -60,8 +60,8 @@ std::string regex_escape(const std::string& s) {
 // A compiled `{id}` pattern: the fixed folder before the first component holding `{id}`, how many
 // path components follow it, and a regex over the path relative to that folder.
 struct CompiledPattern {
-  fs::path base;       // relative to root
-  size_t depth = 1;    // components after base
+  fs::path base;     // relative to root
+  size_t depth = 1;  // components after base
   std::regex re;
 };
 
@@ -86,8 +86,8 @@ std::vector<std::string> files_under(const fs::path& dir, size_t depth) {
   std::vector<std::string> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink |
-                                               fs::directory_options::skip_permission_denied, ec);
+  fs::recursive_directory_iterator it(
+      dir, fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (static_cast<size_t>(it.depth()) + 1 >= depth) it.disable_recursion_pending();
     std::error_code e2;

@@ -23,7 +23,7 @@ namespace {
 
 std::string type_name(const cv::Mat& m) {
   const char* depth_names[] = {"8-bit unsigned", "8-bit signed", "16-bit unsigned", "16-bit signed",
-                               "32-bit signed", "32-bit float", "64-bit float", "16-bit float"};
+                               "32-bit signed",  "32-bit float", "64-bit float",    "16-bit float"};
   const int d = m.depth();
   return std::to_string(m.channels()) + "-channel " + (d >= 0 && d < 8 ? depth_names[d] : "unknown");
 }
@@ -41,10 +41,12 @@ void enable_exr_decoding() {
 
 }  // namespace
 
-void read_image_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes, const InputLimits& limits) {
+void read_image_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes,
+                     const InputLimits& limits) {
   std::error_code ec;
   DM_EXPECT(fs::exists(file, ec), InputError, what << " file '" << file.string() << "' does not exist");
-  DM_EXPECT(!fs::is_directory(file, ec), InputError, what << " file '" << file.string() << "' is a folder, not an image");
+  DM_EXPECT(!fs::is_directory(file, ec), InputError,
+            what << " file '" << file.string() << "' is a folder, not an image");
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   DM_EXPECT(in, InputError, what << " file '" << file.string() << "' cannot be opened for reading");
   const std::streamoff n = in.tellg();
@@ -66,9 +68,10 @@ void check_depth_type(const cv::Mat& m, const std::string& file) {
 }
 
 void check_mask_type(const cv::Mat& m, const std::string& file) {
-  DM_EXPECT(m.channels() == 1, InputError,
-            "mask file '" << file << "' has " << m.channels()
-                          << " channels; expected a single-channel 8- or 16-bit mask (binary, labels or probabilities)");
+  DM_EXPECT(
+      m.channels() == 1, InputError,
+      "mask file '" << file << "' has " << m.channels()
+                    << " channels; expected a single-channel 8- or 16-bit mask (binary, labels or probabilities)");
   DM_EXPECT(m.type() == CV_8UC1 || m.type() == CV_16UC1, InputError,
             "mask file '" << file << "' is " << type_name(m) << "; expected single-channel 8- or 16-bit");
 }
@@ -84,8 +87,9 @@ MaskParams mask_params(const Config& c) {
   p.label_count = static_cast<int32_t>(c.mask.labels.size());
   for (size_t i = 0; i < c.mask.labels.size(); ++i) p.labels[i] = c.mask.labels[i];
   if (c.mask.threshold_fraction) {
-    DM_EXPECT(*c.mask.threshold_fraction >= 0.0 && *c.mask.threshold_fraction <= 1.0, ConfigError,
-              "config key 'mask.threshold_fraction': expected a fraction in [0, 1], got " << *c.mask.threshold_fraction);
+    DM_EXPECT(
+        *c.mask.threshold_fraction >= 0.0 && *c.mask.threshold_fraction <= 1.0, ConfigError,
+        "config key 'mask.threshold_fraction': expected a fraction in [0, 1], got " << *c.mask.threshold_fraction);
     set_threshold_fraction(p, *c.mask.threshold_fraction);
   }
   p.apc_encoding = c.depth.encoding == DepthEncoding::Apc;
@@ -155,7 +159,10 @@ class BufferMatAllocator final : public cv::MatAllocator {
 };
 
 FrameSlot::FrameSlot(MemoryBackend& backend)
-    : backend_((enable_exr_decoding(), &backend)), stream_(backend.create_stream()), depth_alloc_(std::make_unique<BufferMatAllocator>()), mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
+    : backend_((enable_exr_decoding(), &backend)),
+      stream_(backend.create_stream()),
+      depth_alloc_(std::make_unique<BufferMatAllocator>()),
+      mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
 
 FrameSlot::~FrameSlot() {
   try {  // queued work must not outlive the buffers it uses
@@ -224,13 +231,16 @@ cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Bu
     throw InputError(what + " file '" + file.string() + "' could not be decoded: " + e.msg);
   }
   DM_EXPECT(!dst.empty(), InputError,
-            what << " file '" << file.string() << "' could not be decoded: corrupt, truncated or not an image format OpenCV reads");
+            what << " file '" << file.string()
+                 << "' could not be decoded: corrupt, truncated or not an image format OpenCV reads");
   // Formats whose header check_image_size() does not read are bounded here, after decoding.
   DM_EXPECT(dst.total() <= limits_.max_image_pixels, InputError,
             what << " file '" << file.string() << "' is " << dst.cols << "x" << dst.rows << " pixels; expected at most "
                  << limits_.max_image_pixels << " pixels (input.max_image_pixels)");
-  if (what == "depth") check_depth_type(dst, file.string());
-  else check_mask_type(dst, file.string());
+  if (what == "depth")
+    check_depth_type(dst, file.string());
+  else
+    check_mask_type(dst, file.string());
   // A larger frame than the buffer holds was decoded into OpenCV's memory: grow the buffer, copy once.
   cv::Mat out = (dst.data == buf.host() && dst.isContinuous()) ? dst : adopt(dst, buf);
   buf.host_written();
@@ -274,11 +284,13 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
     } catch (const cv::Exception& e) {
       throw InputError("color file '" + f.color.string() + "' could not be decoded: " + e.msg);
     }
-    DM_EXPECT(!c.empty(), InputError, "color file '" << f.color.string() << "' could not be decoded: corrupt, truncated or not an image");
+    DM_EXPECT(!c.empty(), InputError,
+              "color file '" << f.color.string() << "' could not be decoded: corrupt, truncated or not an image");
     // The color image shares the mask's grid (the output's); depth may differ when it is registered.
     DM_EXPECT(c.size() == mask_.size(), InputError,
               "color file '" << f.color.string() << "' is " << c.cols << "x" << c.rows << " but mask file '"
-                             << f.mask.string() << "' is " << mask_.cols << "x" << mask_.rows << "; expected the same size");
+                             << f.mask.string() << "' is " << mask_.cols << "x" << mask_.rows
+                             << "; expected the same size");
     stage_color(c, "color file '" + f.color.string() + "'");
   }
 }
@@ -322,8 +334,10 @@ void FrameSlot::load_instance_union(const FrameEntry& f, const MaskParams& param
   union_.setTo(0);
   for (const auto& instance : f.instances) {
     load_mask(instance.second, f.depth);  // decoded into the mask buffer, size checked
-    if (mask_.type() == CV_8UC1) or_tests<uint8_t>(mask_, params, union_);
-    else or_tests<uint16_t>(mask_, params, union_);
+    if (mask_.type() == CV_8UC1)
+      or_tests<uint8_t>(mask_, params, union_);
+    else
+      or_tests<uint16_t>(mask_, params, union_);
   }
   mask_.release();
   mask_ = adopt(union_, mask_buf_);
@@ -375,7 +389,8 @@ void FrameSlot::run_mask(const MaskParams& params) {
   job.cols = depth_.cols;
   Buffer& mask_buf = *plane.buf;
   if (backend_->device_executes()) {
-    const size_t depth_bytes = depth_.total() * depth_.elemSize(), mask_bytes = plane.mat.total() * plane.mat.elemSize();
+    const size_t depth_bytes = depth_.total() * depth_.elemSize(),
+                 mask_bytes = plane.mat.total() * plane.mat.elemSize();
     job.depth = depth_buf_.device();
     job.mask = mask_buf.device();
     job.out = static_cast<float*>(out_buf_.device());
@@ -384,27 +399,28 @@ void FrameSlot::run_mask(const MaskParams& params) {
     // (The key pass's plane is written on the device: never split.)
     const bool split = !backend_->shares_memory() && params.erode == 0 && bands > 1 && !color_key_ &&
                        depth_buf_.head() == Head::AtHost && mask_buf_.head() == Head::AtHost;
-    backend_->run_and_wait([&] {
-      if (split) {
-        if (!chunked_) chunked_ = std::make_unique<detail::ChunkedMask>(*backend_);
-        chunked_->enqueue(job, params, depth_buf_, mask_buf_, out_buf_, bands, stream());
-        depth_buf_.mark_synced();
-        mask_buf_.mark_synced();
-        out_buf_.mark_synced();
-        return;
-      }
-      run_color_key(params);
-      depth_buf_.to_device(depth_bytes, stream());
-      mask_buf.to_device(mask_bytes, stream());
-      // Mapped host memory has its own best walk (mask_variants.h); device memory takes the default.
-      launch_mask_variant(job, plane.params,
-                          backend_->kind() == BackendKind::ZeroCopy
-                              ? mapped_mask_kernel_variant()
-                              : default_mask_kernel_variant(),
-                          stream());
-      out_buf_.device_written();
-      out_buf_.to_host(out_bytes, stream());
-    }, stream(), wait_);
+    backend_->run_and_wait(
+        [&] {
+          if (split) {
+            if (!chunked_) chunked_ = std::make_unique<detail::ChunkedMask>(*backend_);
+            chunked_->enqueue(job, params, depth_buf_, mask_buf_, out_buf_, bands, stream());
+            depth_buf_.mark_synced();
+            mask_buf_.mark_synced();
+            out_buf_.mark_synced();
+            return;
+          }
+          run_color_key(params);
+          depth_buf_.to_device(depth_bytes, stream());
+          mask_buf.to_device(mask_bytes, stream());
+          // Mapped host memory has its own best walk (mask_variants.h); device memory takes the default.
+          launch_mask_variant(
+              job, plane.params,
+              backend_->kind() == BackendKind::ZeroCopy ? mapped_mask_kernel_variant() : default_mask_kernel_variant(),
+              stream());
+          out_buf_.device_written();
+          out_buf_.to_host(out_bytes, stream());
+        },
+        stream(), wait_);
   } else {
     run_color_key(params);
     job.depth = depth_buf_.host();

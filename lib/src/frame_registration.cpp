@@ -39,8 +39,10 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   const MaskParams mask_p = registered_mask_params(plane.params, depth_.type() == CV_16UC1);
   ResampleMap map;
   ReprojectParams proj;
-  if (mode == RegistrationMode::Resample) map = resample_map(geometry_, depth_.size(), mask_.size());
-  else proj = reproject_params(*geometry_);  // plan_registration() gives reproject only with a geometry
+  if (mode == RegistrationMode::Resample)
+    map = resample_map(geometry_, depth_.size(), mask_.size());
+  else
+    proj = reproject_params(*geometry_);  // plan_registration() gives reproject only with a geometry
 
   RegisterJob reg;
   reg.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
@@ -60,28 +62,34 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   job.cols = cols;
 
   if (backend_->device_executes()) {
-    backend_->run_and_wait([&] {
-      depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
-      run_color_key(params);
-      plane.buf->to_device(plane.mat.total() * plane.mat.elemSize(), stream());
-      reg.depth = depth_buf_.device();
-      reg.out = static_cast<float*>(registered_buf_.device());
-      if (mode == RegistrationMode::Resample) launch_resample(reg, map, decode, stream());
-      else launch_reproject(reg, proj, decode, stream());
-      registered_buf_.device_written();
-      job.depth = registered_buf_.device();
-      job.mask = plane.buf->device();
-      job.out = static_cast<float*>(out_buf_.device());
-      launch_mask(job, mask_p, stream());
-      out_buf_.device_written();
-      out_buf_.to_host(grid_bytes, stream());
-    }, stream(), wait_);
+    backend_->run_and_wait(
+        [&] {
+          depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
+          run_color_key(params);
+          plane.buf->to_device(plane.mat.total() * plane.mat.elemSize(), stream());
+          reg.depth = depth_buf_.device();
+          reg.out = static_cast<float*>(registered_buf_.device());
+          if (mode == RegistrationMode::Resample)
+            launch_resample(reg, map, decode, stream());
+          else
+            launch_reproject(reg, proj, decode, stream());
+          registered_buf_.device_written();
+          job.depth = registered_buf_.device();
+          job.mask = plane.buf->device();
+          job.out = static_cast<float*>(out_buf_.device());
+          launch_mask(job, mask_p, stream());
+          out_buf_.device_written();
+          out_buf_.to_host(grid_bytes, stream());
+        },
+        stream(), wait_);
   } else {
     run_color_key(params);
     reg.depth = depth_buf_.host();
     reg.out = static_cast<float*>(registered_buf_.host());
-    if (mode == RegistrationMode::Resample) resample_cpu(reg, map, decode);
-    else reproject_cpu(reg, proj, decode);
+    if (mode == RegistrationMode::Resample)
+      resample_cpu(reg, map, decode);
+    else
+      reproject_cpu(reg, proj, decode);
     registered_buf_.host_written();
     job.depth = registered_buf_.host();
     job.mask = plane.buf->host();

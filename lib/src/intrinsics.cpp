@@ -25,8 +25,8 @@ Intrinsics parse_intrinsics_k_text(const std::string& text, const std::string& n
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     for (char& ch : line)
       if (ch == ',' || ch == '[' || ch == ']' || ch == ';') ch = ' ';
-    for (const detail::LineNumber& n : detail::line_numbers(line, "intrinsics file '" + file + "'", lineno,
-                                                            "; expected a 3x3 row-major K matrix"))
+    for (const detail::LineNumber& n :
+         detail::line_numbers(line, "intrinsics file '" + file + "'", lineno, "; expected a 3x3 row-major K matrix"))
       v.push_back(n.value);
   }
   return detail::pinhole_from_k(v, "intrinsics file '" + file + "'", "");

@@ -260,8 +260,10 @@ void check_inside_root(const std::string& path, const std::string& where) {
                      "input.allow_paths_outside_root: true to read files outside it)");
   int depth = 0;
   for (const fs::path& part : p) {
-    if (part == "..") --depth;
-    else if (part != "." && !part.empty()) ++depth;
+    if (part == "..")
+      --depth;
+    else if (part != "." && !part.empty())
+      ++depth;
     DM_EXPECT(depth >= 0, InputError,
               where << ": '" << path
                     << "' climbs out of the dataset folder with '..'; expected a file inside it (set "
@@ -351,9 +353,10 @@ ResolvedInput resolve_input(const Config& c) {
                   << layouts_detail::layout_label(r) << " provides no camera geometry");
     r.geometry->depth_distortion = distortion;
     if (!r.depth_from_depth_camera)
-      spdlog::warn("config key 'registration.depth_distortion' has no effect: the depth ({}) is already on the color "
-                   "camera's grid, not in the depth camera's frame",
-                   r.config.input.depth);
+      spdlog::warn(
+          "config key 'registration.depth_distortion' has no effect: the depth ({}) is already on the color "
+          "camera's grid, not in the depth camera's frame",
+          r.config.input.depth);
   }
   const fs::path base = root.lexically_normal();
   for (size_t i = 0; i < r.listing.frames.size(); ++i) {

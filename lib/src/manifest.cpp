@@ -124,9 +124,7 @@ std::string inputs_fingerprint(const FrameEntry& f) {
   return h.hex();
 }
 
-std::string manifest_key(const FrameEntry& f) {
-  return f.relative.empty() ? f.id : f.relative.generic_string();
-}
+std::string manifest_key(const FrameEntry& f) { return f.relative.empty() ? f.id : f.relative.generic_string(); }
 
 std::string Manifest::head_text(const std::string& settings) {
   nlohmann::ordered_json head;
@@ -202,7 +200,8 @@ Manifest Manifest::parse(const std::string& text, const std::string& name) {
           !o["size"].is_number_unsigned() || !o.contains("crc32") || !o["crc32"].is_number_unsigned() ||
           o["crc32"].get<uint64_t>() > 0xffffffffull)
         bad(where + "expected outputs of {\"file\": string, \"size\": unsigned, \"crc32\": 32-bit unsigned}");
-      OutputFile f{o["file"].get<std::string>(), o["size"].get<uint64_t>(), static_cast<uint32_t>(o["crc32"].get<uint64_t>())};
+      OutputFile f{o["file"].get<std::string>(), o["size"].get<uint64_t>(),
+                   static_cast<uint32_t>(o["crc32"].get<uint64_t>())};
       // Outputs live under output.dir: a record naming anything else is not ours.
       const fs::path p(f.name);
       bool outside = f.name.empty() || p.is_absolute();

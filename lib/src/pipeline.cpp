@@ -16,17 +16,16 @@
 #include <optional>
 #include <thread>
 
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/frame_writer.h"
 #include "depthmask/layouts.h"
 #include "depthmask/manifest.h"
-#include "depthmask/outputs.h"
 #include "depthmask/registration.h"
-#include "depthmask/units.h"
-#include "depthmask/writers.h"
+#include "depthmask/unit_check.h"
 
 namespace depthmask {
-
 
 std::vector<OutputFile> process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
                                       const MaskedHook& on_masked, FrameWriter* writer) {
@@ -60,7 +59,8 @@ std::vector<OutputFile> process_frame(const Config& c, const FrameEntry& f, Fram
     one.instances.clear();
     // output.layout mirror names outputs after the depth file: give each instance its own stem.
     if (!f.relative.empty())
-      one.relative = f.relative.parent_path() / (f.relative.stem().string() + "_" + instance + f.relative.extension().string());
+      one.relative =
+          f.relative.parent_path() / (f.relative.stem().string() + "_" + instance + f.relative.extension().string());
     emit(one);
   }
   return files;
@@ -94,7 +94,7 @@ struct Work {
   FrameWriter writer;
   size_t index = 0;
   const FrameEntry* frame = nullptr;
-  bool resumed = false;  // recorded as finished by an earlier run: nothing to do
+  bool resumed = false;   // recorded as finished by an earlier run: nothing to do
   bool finished = false;  // all outputs written
   MaskParams params;
   std::vector<OutputFile> files;
@@ -114,8 +114,10 @@ void stage(Work& w, MemoryBackend& backend, F&& f) {
     f();
   } catch (const CudaError& e) {
     const std::string why = backend.health();
-    if (!why.empty()) w.fatal = std::make_exception_ptr(PlatformError(why + " (at frame " + w.frame->id + ": " + e.what() + ")"));
-    else w.failure = FrameFailure{w.frame->id, e.what()};
+    if (!why.empty())
+      w.fatal = std::make_exception_ptr(PlatformError(why + " (at frame " + w.frame->id + ": " + e.what() + ")"));
+    else
+      w.failure = FrameFailure{w.frame->id, e.what()};
   } catch (const ResourceError& e) {
     // Out of (device) memory for this frame: it fails; what its slot grew goes back, so the frames
     // after it start from nothing rather than from this frame's buffers.
@@ -240,9 +242,9 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
         w->slot.load(f, want_color);
         return;
       }
-      w->files = process_frame(c, f, w->slot, w->params,
-                               [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, w->params, id); },
-                               &w->writer);
+      w->files = process_frame(
+          c, f, w->slot, w->params,
+          [&](const FrameSlot& masked, const std::string& id) { units.observe(masked, w->params, id); }, &w->writer);
       w->finished = true;
     });
     return w;
@@ -300,21 +302,21 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
     }
   };
   auto pipeline = [&] {
-    tbb::parallel_pipeline(tokens,
-                           tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, take) &
-                               tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, decode) &
-                               tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, mask) &
-                               tbb::make_filter<Work*, Work*>(stop_at_failure ? tbb::filter_mode::serial_in_order
-                                                                              : tbb::filter_mode::parallel,
-                                                              write) &
-                               tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, commit));
+    tbb::parallel_pipeline(
+        tokens, tbb::make_filter<void, Work*>(tbb::filter_mode::serial_in_order, take) &
+                    tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, decode) &
+                    tbb::make_filter<Work*, Work*>(tbb::filter_mode::parallel, mask) &
+                    tbb::make_filter<Work*, Work*>(
+                        stop_at_failure ? tbb::filter_mode::serial_in_order : tbb::filter_mode::parallel, write) &
+                    tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, commit));
   };
   if (c.run.threads > 0) {
     // An arena of run.threads slots (the CPU loop's parallel_for inside it stays within them too);
     // global_control lets oneTBB start more workers than the default when more are asked for.
-    const tbb::global_control workers(tbb::global_control::max_allowed_parallelism,
-                                      std::max<size_t>(static_cast<size_t>(c.run.threads), tbb::global_control::active_value(
-                                                                                                tbb::global_control::max_allowed_parallelism)));
+    const tbb::global_control workers(
+        tbb::global_control::max_allowed_parallelism,
+        std::max<size_t>(static_cast<size_t>(c.run.threads),
+                         tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
     tbb::task_arena(c.run.threads).execute(pipeline);
   } else {
     pipeline();
@@ -323,7 +325,8 @@ RunSummary run_batch(const Config& config, MemoryBackend& backend, const Backend
     resume.flush();
   } catch (const OutputError& e) {
     s.manifest_error = e.what();
-    spdlog::error("the resume manifest could not be saved: {}; a re-run redoes the frames it does not record", e.what());
+    spdlog::error("the resume manifest could not be saved: {}; a re-run redoes the frames it does not record",
+                  e.what());
   }
   s.skipped = s.total - s.ok - s.failed - s.skipped_done;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -34,10 +34,13 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
   c.device = req.device;
   const bool have_device = req.device >= 0 && static_cast<size_t>(req.device) < p.devices.size();
   std::string why_not;
-  if (!p.cuda_built) why_not = "this depthmask was built without CUDA";
-  else if (p.devices.empty()) why_not = p.problem.empty() ? "no CUDA device found" : p.problem;
+  if (!p.cuda_built)
+    why_not = "this depthmask was built without CUDA";
+  else if (p.devices.empty())
+    why_not = p.problem.empty() ? "no CUDA device found" : p.problem;
   else if (!have_device)
-    why_not = "CUDA device " + std::to_string(req.device) + " does not exist (" + std::to_string(p.devices.size()) + " found)";
+    why_not = "CUDA device " + std::to_string(req.device) + " does not exist (" + std::to_string(p.devices.size()) +
+              " found)";
   else if (p.devices[static_cast<size_t>(req.device)].compat.level == CompatLevel::Fail)
     why_not = p.devices[static_cast<size_t>(req.device)].compat.message;  // the guard: say why, not "no kernel image"
 
@@ -81,7 +84,8 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
        << ") is an integrated GPU sharing DRAM with the CPU and can map host memory, so the kernel reads the "
           "loader's buffers in place (zero_copy)";
     if (d.cc_major * 10 + d.cc_minor < 72)
-      os << "; note: before Xavier (cc " << cc(d) << " < 7.2) the CPU does not cache pinned memory, so CPU-heavy stages are slower";
+      os << "; note: before Xavier (cc " << cc(d)
+         << " < 7.2) the CPU does not cache pinned memory, so CPU-heavy stages are slower";
   } else if (d.integrated) {
     c.kind = BackendKind::Managed;
     os << "auto: " << d.name << " is integrated but cannot map host memory, so unified memory (managed) is used";

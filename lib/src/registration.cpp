@@ -31,10 +31,14 @@ RegistrationPlan plan_registration(RegistrationMode configured, const std::optio
                                    cv::Size depth, cv::Size mask) {
   check_registration(configured, geometry);
   switch (configured) {
-    case RegistrationMode::None: return {RegistrationMode::None, "registration.mode is 'none'"};
-    case RegistrationMode::Resample: return {RegistrationMode::Resample, "registration.mode is 'resample'"};
-    case RegistrationMode::Reproject: return {RegistrationMode::Reproject, "registration.mode is 'reproject'"};
-    case RegistrationMode::Auto: break;
+    case RegistrationMode::None:
+      return {RegistrationMode::None, "registration.mode is 'none'"};
+    case RegistrationMode::Resample:
+      return {RegistrationMode::Resample, "registration.mode is 'resample'"};
+    case RegistrationMode::Reproject:
+      return {RegistrationMode::Reproject, "registration.mode is 'reproject'"};
+    case RegistrationMode::Auto:
+      break;
   }
   if (geometry) return {RegistrationMode::Reproject, "the input's depth comes from another camera than the mask"};
   if (depth == mask) return {RegistrationMode::None, "depth and mask have the same size"};

@@ -1,15 +1,15 @@
 #include "depthmask/synth.h"
 
-#include <opencv2/imgcodecs.hpp>
 #include <tbb/parallel_for.h>
+#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "depthmask/config.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
-#include "depthmask/writers.h"
 
 namespace fs = std::filesystem;
 
@@ -139,7 +139,8 @@ SyntheticFrame render_synthetic_frame(int index, int w, int h) {
 }
 
 void write_synthetic_dataset(const fs::path& dir, int frames, int w, int h) {
-  DM_EXPECT(frames > 0 && frames <= 1000000, std::invalid_argument, "synth: frame count must be 1..1000000, got " << frames);
+  DM_EXPECT(frames > 0 && frames <= 1000000, std::invalid_argument,
+            "synth: frame count must be 1..1000000, got " << frames);
   for (const char* sub : {"depth", "color", "mask"}) ensure_output_dir(dir / sub);
   auto put_png = [](const fs::path& p, const cv::Mat& m) {
     std::vector<uint8_t> bytes;

@@ -116,7 +116,8 @@ void BackendContract::check_pointer_kinds(size_t bytes) {
       EXPECT_EQ(ha.type, cudaMemoryTypeManaged);
       EXPECT_EQ(b.host(), b.device());
       break;
-    default: break;
+    default:
+      break;
   }
 #endif
 }

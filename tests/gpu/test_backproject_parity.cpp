@@ -12,10 +12,10 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
+#include "depthmask/encoders.h"
 #include "depthmask/frame.h"
+#include "depthmask/frame_writer.h"
 #include "depthmask/kernels/backproject.h"
-#include "depthmask/outputs.h"
-#include "depthmask/writers.h"
 #include "gpu_test_support.h"
 #include "test_support.h"
 
@@ -81,7 +81,8 @@ TEST_P(BackprojectParity, GpuEqualsCpuExactly) {
       SCOPED_TRACE(std::string(lens.name) + " invalid " + std::to_string(invalid));
       const cv::Mat gold = cpu_gold(depth, invalid, lens.k);
       const dmtest::DeviceImage d(depth, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, 0);
-      const dmtest::DeviceImage o(cv::Mat(size, CV_32FC3, cv::Scalar(0, 0, 0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, roi ? 1 : 0);
+      const dmtest::DeviceImage o(cv::Mat(size, CV_32FC3, cv::Scalar(0, 0, 0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0,
+                                  roi ? 1 : 0);
       dm::BackprojectJob job;
       job.depth = reinterpret_cast<const float*>(d.roi()), job.depth_step = d.pitch();
       job.xyz = reinterpret_cast<float*>(o.roi()), job.xyz_step = o.pitch();
@@ -130,7 +131,8 @@ TEST_P(BackprojectBackendParity, XyzAndPlyEqualCpuBackend) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> raw(0, 12000), label(0, 3);
   // Sizes that grow and shrink the buffers.
-  for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(31, 33), cv::Size(640, 480), cv::Size(13, 1)}) {
+  for (const cv::Size size :
+       {cv::Size(639, 481), cv::Size(1, 1), cv::Size(31, 33), cv::Size(640, 480), cv::Size(13, 1)}) {
     cv::Mat depth(size, CV_16UC1), mask(size, CV_8UC1), color(size, CV_8UC3);
     for (int i = 0; i < size.area(); ++i) {
       depth.at<uint16_t>(i) = static_cast<uint16_t>(raw(rng));
@@ -138,7 +140,8 @@ TEST_P(BackprojectBackendParity, XyzAndPlyEqualCpuBackend) {
       color.at<cv::Vec3b>(i) = cv::Vec3b(static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), 9);
     }
     for (const float invalid : {0.0f, kNaN}) {
-      SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + " invalid " + std::to_string(invalid));
+      SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + " invalid " +
+                   std::to_string(invalid));
       dm::MaskParams p;
       dm::set_depth_range(p, 0.001, 0.2, 9.0);
       p.invalid = invalid;

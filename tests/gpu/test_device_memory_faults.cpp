@@ -44,7 +44,8 @@ class DeviceHog {
         continue;
       }
       void* p = nullptr;
-      if (cudaMalloc(&p, chunk) == cudaSuccess) blocks_.push_back(p);
+      if (cudaMalloc(&p, chunk) == cudaSuccess)
+        blocks_.push_back(p);
       else {
         (void)cudaGetLastError();
         chunk /= 2;
@@ -100,7 +101,8 @@ TEST(DeviceMemoryFaults, BatchWithTheDeviceFullFailsFramesThenRecovers) {
   dmtest::TempDir tmp;
   // 2048x1536 frames: 6 + 3 + 12 MiB of device buffers each, more than the ~8 MiB left free below.
   dm::write_synthetic_dataset(tmp / "data", 3, 2048, 1536);
-  std::vector<dm::Override> ov = {dm::parse_override("run.frames_in_flight=1"), dm::parse_override("output.preview=false")};
+  std::vector<dm::Override> ov = {dm::parse_override("run.frames_in_flight=1"),
+                                  dm::parse_override("output.preview=false")};
   ov.push_back({"output.dir", (tmp / "out").string(), "test", true});
   const dm::Config c = dm::load_config(tmp / "data" / "depthmask.yaml", ov);
   const dm::BackendChoice choice{dm::BackendKind::Copy, 0, "test", false};

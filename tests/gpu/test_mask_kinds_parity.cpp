@@ -86,14 +86,15 @@ cv::Mat random_depth(int rows, int cols, int type, std::mt19937& rng) {
   std::uniform_int_distribution<int> word(0, 65535), near(1500, 16000), pick(0, 19);
   std::uniform_real_distribution<float> f(-1.0f, 12.0f);
   const uint16_t specials[] = {0, 65535, 44000, 7, 1000, apc_encode(2000), apc_encode(15000), apc_encode(15001)};
-  const float fspecials[] = {0.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                             0.3f, 9.0f};
+  const float fspecials[] = {
+      0.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 0.3f, 9.0f};
   for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cols; ++x) {
       const int k = pick(rng);
       if (type == CV_16UC1)
-        d.at<uint16_t>(y, x) = k < 8 ? specials[k] : k < 13 ? apc_encode(static_cast<uint16_t>(near(rng)))
-                                                            : static_cast<uint16_t>(k < 16 ? near(rng) : word(rng));
+        d.at<uint16_t>(y, x) = k < 8    ? specials[k]
+                               : k < 13 ? apc_encode(static_cast<uint16_t>(near(rng)))
+                                        : static_cast<uint16_t>(k < 16 ? near(rng) : word(rng));
       else
         d.at<float>(y, x) = k < 6 ? fspecials[k] : f(rng);
     }
@@ -115,8 +116,10 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
     for (int x = 0; x < cols; ++x) {
       int k = grid[static_cast<size_t>((y / ch) * (cols / cw + 1) + x / cw)];
       if (pick(rng) < 2) k = pick(rng) % 7;
-      if (type == CV_8UC1) m.at<uint8_t>(y, x) = static_cast<uint8_t>(v8[k]);
-      else m.at<uint16_t>(y, x) = static_cast<uint16_t>(v16[k]);
+      if (type == CV_8UC1)
+        m.at<uint8_t>(y, x) = static_cast<uint8_t>(v8[k]);
+      else
+        m.at<uint16_t>(y, x) = static_cast<uint16_t>(v16[k]);
     }
   return m;
 }
@@ -157,7 +160,8 @@ TEST_P(MaskKindsParity, GpuEqualsCpuExactly) {
     }
     const dmtest::DeviceImage m(mask_host, 0, 0, 0, 0);
     const char* mask_roi = roi ? m.roi() + 4 * m.pitch() + mask.elemSize() : m.roi();
-    const dmtest::DeviceImage o(cv::Mat(size, CV_32FC1, cv::Scalar(0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, roi ? 1 : 0);
+    const dmtest::DeviceImage o(cv::Mat(size, CV_32FC1, cv::Scalar(0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0,
+                                roi ? 1 : 0);
     dm::MaskJob job;
     job.depth = d.roi(), job.depth_step = d.pitch();
     job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
@@ -204,8 +208,10 @@ TEST_P(MaskKindsBackendParity, FrameSlotOutputEqualsCpuBackend) {
   auto gpu = dmtest::backend_of(GetParam());
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(4242);
-  for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(33, 31), cv::Size(13, 1), cv::Size(640, 480)}) {
-    for (const auto& [dtype, mtype] : {std::pair{CV_16UC1, CV_8UC1}, std::pair{CV_16UC1, CV_16UC1}, std::pair{CV_32FC1, CV_8UC1}}) {
+  for (const cv::Size size :
+       {cv::Size(639, 481), cv::Size(1, 1), cv::Size(33, 31), cv::Size(13, 1), cv::Size(640, 480)}) {
+    for (const auto& [dtype, mtype] :
+         {std::pair{CV_16UC1, CV_8UC1}, std::pair{CV_16UC1, CV_16UC1}, std::pair{CV_32FC1, CV_8UC1}}) {
       const cv::Mat full_d = random_depth(size.height + 4, size.width + 4, dtype, rng);
       const cv::Mat depth = full_d(cv::Rect(2, 1, size.width, size.height));
       for (const KindRule& rule : kind_rules()) {
@@ -226,4 +232,6 @@ TEST_P(MaskKindsBackendParity, FrameSlotOutputEqualsCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(GpuBackends, MaskKindsBackendParity,
                          ::testing::Values(dm::BackendKind::Copy, dm::BackendKind::ZeroCopy, dm::BackendKind::Managed),
-                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); });
+                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) {
+                           return std::string(dm::to_string(i.param));
+                         });

@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
-#include <string>
-#include <vector>
 #include <opencv2/core.hpp>
 #include <random>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "depthmask/backend.h"
 #include "depthmask/frame.h"
@@ -63,13 +63,23 @@ cv::Mat random_depth(int rows, int cols, int type, std::mt19937& rng) {
   cv::Mat d(rows, cols, type);
   std::uniform_int_distribution<int> u16(0, 12000), pick(0, 19);
   std::uniform_real_distribution<float> f(-1.0f, 12.0f);
-  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), 0.3f, 9.0f, std::numeric_limits<float>::denorm_min()};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            0.3f,
+                            9.0f,
+                            std::numeric_limits<float>::denorm_min()};
   for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cols; ++x) {
       if (type == CV_16UC1) {
         const int k = pick(rng);
-        d.at<uint16_t>(y, x) = static_cast<uint16_t>(k == 0 ? 0 : k == 1 ? 65535 : k == 2 ? 300 : k == 3 ? 9000 : u16(rng));
+        d.at<uint16_t>(y, x) = static_cast<uint16_t>(k == 0   ? 0
+                                                     : k == 1 ? 65535
+                                                     : k == 2 ? 300
+                                                     : k == 3 ? 9000
+                                                              : u16(rng));
       } else {
         const int k = pick(rng);
         d.at<float>(y, x) = k < 8 ? specials[k] : f(rng);
@@ -86,13 +96,17 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
       // Diagonal bands of zeros, 8 pixels wide: whole chunks that the kept-only walks skip (and, with
       // `invert`, whole chunks kept), beside chunks that mix kept and dropped pixels.
       if ((x / 8 + y) % 3 == 0) {
-        if (type == CV_8UC1) m.at<uint8_t>(y, x) = 0;
-        else m.at<uint16_t>(y, x) = 0;
+        if (type == CV_8UC1)
+          m.at<uint8_t>(y, x) = 0;
+        else
+          m.at<uint16_t>(y, x) = 0;
         continue;
       }
       const int v = (type == CV_16UC1 && pick(rng) == 0) ? (pick(rng) < 5 ? 60000 : big(rng)) : small(rng);
-      if (type == CV_8UC1) m.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
-      else m.at<uint16_t>(y, x) = static_cast<uint16_t>(v);
+      if (type == CV_8UC1)
+        m.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
+      else
+        m.at<uint16_t>(y, x) = static_cast<uint16_t>(v);
     }
   return m;
 }
@@ -148,7 +162,8 @@ TEST_P(KernelParity, GpuEqualsCpuExactly) {
       std::vector<uint8_t> row;
       ASSERT_EQ(o.read_row(3, row), cudaSuccess);
       for (size_t b = 0; b < 2 * es; ++b) EXPECT_EQ(row[b], 0x5A) << "left padding byte " << b;
-      for (size_t b = (2 + size.width) * es; b < (2 + size.width + 3) * es; ++b) EXPECT_EQ(row[b], 0x5A) << "right padding byte " << b;
+      for (size_t b = (2 + size.width) * es; b < (2 + size.width + 3) * es; ++b)
+        EXPECT_EQ(row[b], 0x5A) << "right padding byte " << b;
     }
   }
 #endif
@@ -169,7 +184,7 @@ TEST_P(BackendParity, FrameSlotOutputEqualsCpuBackend) {
   for (const cv::Size size : {cv::Size(639, 481), cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
                               cv::Size(640, 480), cv::Size(33, 31)}) {
     for (const auto& [dtype, mtype] : {std::pair{CV_16UC1, CV_8UC1}, std::pair{CV_16UC1, CV_16UC1},
-                                      std::pair{CV_32FC1, CV_8UC1}, std::pair{CV_32FC1, CV_16UC1}}) {
+                                       std::pair{CV_32FC1, CV_8UC1}, std::pair{CV_32FC1, CV_16UC1}}) {
       const cv::Mat full_d = random_depth(size.height + 4, size.width + 4, dtype, rng);
       const cv::Mat full_m = random_mask(size.height + 4, size.width + 4, mtype, rng);
       const cv::Mat depth = full_d(cv::Rect(2, 1, size.width, size.height));  // ROI input
@@ -220,7 +235,9 @@ TEST(CopyBands, EveryBandCountAndWaitEqualsCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(GpuBackends, BackendParity,
                          ::testing::Values(dm::BackendKind::Copy, dm::BackendKind::ZeroCopy, dm::BackendKind::Managed),
-                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); });
+                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) {
+                           return std::string(dm::to_string(i.param));
+                         });
 
 // ---- Every kernel variant, and the batched launch ----
 
@@ -237,10 +254,14 @@ enum class Layout { Pitched, Packed, RoiSame, RoiMixed };
 
 const char* to_string(Layout l) {
   switch (l) {
-    case Layout::Pitched: return "pitched";
-    case Layout::Packed: return "packed";
-    case Layout::RoiSame: return "roi_same";
-    case Layout::RoiMixed: return "roi_mixed";
+    case Layout::Pitched:
+      return "pitched";
+    case Layout::Packed:
+      return "packed";
+    case Layout::RoiSame:
+      return "roi_same";
+    case Layout::RoiMixed:
+      return "roi_mixed";
   }
   return "?";
 }
@@ -251,8 +272,10 @@ std::unique_ptr<dmtest::DeviceImage> device_image(const cv::Mat& src, Layout l, 
   const int w = src.cols;
   const size_t elem = src.elemSize();
   switch (l) {
-    case Layout::Pitched: return std::make_unique<dmtest::DeviceImage>(src, 0, 0, 0, 0);
-    case Layout::Packed: return std::make_unique<dmtest::DeviceImage>(src, 0, 0, 0, 1, static_cast<size_t>(w) * elem);
+    case Layout::Pitched:
+      return std::make_unique<dmtest::DeviceImage>(src, 0, 0, 0, 0);
+    case Layout::Packed:
+      return std::make_unique<dmtest::DeviceImage>(src, 0, 0, 0, 1, static_cast<size_t>(w) * elem);
     case Layout::RoiSame: {
       const int k = 1 + w % 3;
       return std::make_unique<dmtest::DeviceImage>(src, k, 1, 2, 1);
@@ -279,14 +302,11 @@ std::unique_ptr<dmtest::DeviceImage> device_image(const cv::Mat& src, Layout l, 
 // All eight variants (six for device memory, two kept-only ones for mapped memory), listed here (not
 // from mask_kernel_variants()) so that the test names exist in every build; the test checks the build
 // lists each one.
-const dm::MaskKernelVariant kVariants[] = {{dm::MaskBlockShape::Threads32x8, true},
-                                           {dm::MaskBlockShape::Threads32x8, false},
-                                           {dm::MaskBlockShape::Threads32x32, true},
-                                           {dm::MaskBlockShape::Threads32x32, false},
-                                           {dm::MaskBlockShape::Rows256, true},
-                                           {dm::MaskBlockShape::Rows256x2, true},
-                                           {dm::MaskBlockShape::Threads32x8, true, true},
-                                           {dm::MaskBlockShape::Threads32x8, false, true}};
+const dm::MaskKernelVariant kVariants[] = {
+    {dm::MaskBlockShape::Threads32x8, true},       {dm::MaskBlockShape::Threads32x8, false},
+    {dm::MaskBlockShape::Threads32x32, true},      {dm::MaskBlockShape::Threads32x32, false},
+    {dm::MaskBlockShape::Rows256, true},           {dm::MaskBlockShape::Rows256x2, true},
+    {dm::MaskBlockShape::Threads32x8, true, true}, {dm::MaskBlockShape::Threads32x8, false, true}};
 
 std::string variant_name(const dm::MaskKernelVariant& v) {
   std::string n = dm::to_string(v);
@@ -313,9 +333,12 @@ TEST_P(VariantParity, GpuEqualsCpuExactly) {
 #if DEPTHMASK_HAVE_CUDA
   const auto [variant, size, dtype, mtype, layout] = GetParam();
   const auto listed = variant.kept_only ? dm::mapped_mask_kernel_variants() : dm::mask_kernel_variants();
-  ASSERT_TRUE(std::any_of(listed.begin(), listed.end(), [&](const dm::MaskKernelVariant& v) {
-    return v.shape == variant.shape && v.vectorized == variant.vectorized && v.kept_only == variant.kept_only;
-  })) << dm::to_string(variant) << " is not in the build's list";
+  ASSERT_TRUE(std::any_of(listed.begin(), listed.end(),
+                          [&](const dm::MaskKernelVariant& v) {
+                            return v.shape == variant.shape && v.vectorized == variant.vectorized &&
+                                   v.kept_only == variant.kept_only;
+                          }))
+      << dm::to_string(variant) << " is not in the build's list";
   std::mt19937 rng(static_cast<unsigned>(size.width * 7919 + size.height * 104729 + dtype * 31 + mtype * 7 +
                                          static_cast<int>(layout)));
   const cv::Mat depth = random_depth(size.height, size.width, dtype, rng);
@@ -349,7 +372,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kVariants),
                        ::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
                                          cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481), cv::Size(1920, 1080),
-                                         cv::Size(2085, 9),  // row256x2: a second block along the row
+                                         cv::Size(2085, 9),    // row256x2: a second block along the row
                                          cv::Size(5, 70000)),  // taller than a grid's 65535 rows of blocks
                        ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
                        ::testing::Values(Layout::Pitched, Layout::Packed, Layout::RoiSame, Layout::RoiMixed)),
@@ -388,26 +411,29 @@ TEST_P(BatchParity, EveryFrameEqualsCpuExactly) {
   const dmtest::TestStream stream;
   ASSERT_EQ(stream.status(), cudaSuccess);
   for (const dm::MaskKernelVariant& variant : kVariants)
-  for (const Rule& rule : rules_with_erode()) {
-    SCOPED_TRACE(std::string(rule.name) + " " + dm::to_string(variant));
-    for (const auto& o : os) ASSERT_EQ(o->upload(sentinel(size)), cudaSuccess);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    dm::launch_mask_batch(jobs.data(), count, rule.params, stream.get(), variant);
-    ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
-    for (int i = 0; i < count; ++i) {
-      SCOPED_TRACE("frame " + std::to_string(i) + " (" + to_string(static_cast<Layout>(i % 4)) + ")");
-      cv::Mat got(size, CV_32FC1);
-      ASSERT_EQ(os[static_cast<size_t>(i)]->download(got), cudaSuccess);
-      EXPECT_TRUE(same_pixels(dmtest::mask_cpu_gold(depths[static_cast<size_t>(i)], masks[static_cast<size_t>(i)], rule.params), got));
-      EXPECT_EQ(os[static_cast<size_t>(i)]->padding_changes(), 0) << "bytes written outside the output ROI";
+    for (const Rule& rule : rules_with_erode()) {
+      SCOPED_TRACE(std::string(rule.name) + " " + dm::to_string(variant));
+      for (const auto& o : os) ASSERT_EQ(o->upload(sentinel(size)), cudaSuccess);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      dm::launch_mask_batch(jobs.data(), count, rule.params, stream.get(), variant);
+      ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+      for (int i = 0; i < count; ++i) {
+        SCOPED_TRACE("frame " + std::to_string(i) + " (" + to_string(static_cast<Layout>(i % 4)) + ")");
+        cv::Mat got(size, CV_32FC1);
+        ASSERT_EQ(os[static_cast<size_t>(i)]->download(got), cudaSuccess);
+        EXPECT_TRUE(same_pixels(
+            dmtest::mask_cpu_gold(depths[static_cast<size_t>(i)], masks[static_cast<size_t>(i)], rule.params), got));
+        EXPECT_EQ(os[static_cast<size_t>(i)]->padding_changes(), 0) << "bytes written outside the output ROI";
+      }
     }
-  }
 #endif
 }
 
 INSTANTIATE_TEST_SUITE_P(Batches, BatchParity,
-                         ::testing::Combine(::testing::Values(1, 7, 32), ::testing::Values(cv::Size(33, 31), cv::Size(639, 481)),
-                                            ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1)),
+                         ::testing::Combine(::testing::Values(1, 7, 32),
+                                            ::testing::Values(cv::Size(33, 31), cv::Size(639, 481)),
+                                            ::testing::Values(CV_16UC1, CV_32FC1),
+                                            ::testing::Values(CV_8UC1, CV_16UC1)),
                          batch_parity_name);
 
 // A batch is one size and one pixel-type pair, at most kMaxBatchedJobs: anything else is rejected

@@ -5,9 +5,9 @@
 // the GPU. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <limits>
@@ -63,18 +63,30 @@ cv::Mat random_depth(cv::Size size, int type, std::mt19937& rng) {
 // Intrinsics for an image of `s` pixels: a ~60 degree field of view, principal point off centre.
 dm::Intrinsics k_for(cv::Size s, double zoom = 1.0) {
   const double f = zoom * 0.9 * std::max(s.width, s.height);
-  return dm::Intrinsics{std::max(f, 0.7), std::max(f * 1.01, 0.7), 0.48 * (s.width - 1) + 0.3, 0.52 * (s.height - 1) - 0.2,
-                        0, 0};
+  return dm::Intrinsics{
+      std::max(f, 0.7), std::max(f * 1.01, 0.7), 0.48 * (s.width - 1) + 0.3, 0.52 * (s.height - 1) - 0.2, 0, 0};
 }
 
 // Two extrinsics: APC's own (small rotation, 2.6 cm baseline) and a large turn that makes footprints
 // rotated and sheared.
 std::vector<dm::CameraGeometry> geometries(cv::Size depth, cv::Size target) {
   std::vector<dm::CameraGeometry> gs(2);
-  const double apc[16] = {9.99997556e-01, 1.12038769e-03, -1.88242714e-03, 2.57000010e-02,
-                          -1.10958668e-03, 9.99982953e-01, 5.72911976e-03, -7.33263500e-04,
-                          1.88881392e-03, -5.72701730e-03, 9.99981821e-01, 4.27287677e-03,
-                          0, 0, 0, 1};
+  const double apc[16] = {9.99997556e-01,
+                          1.12038769e-03,
+                          -1.88242714e-03,
+                          2.57000010e-02,
+                          -1.10958668e-03,
+                          9.99982953e-01,
+                          5.72911976e-03,
+                          -7.33263500e-04,
+                          1.88881392e-03,
+                          -5.72701730e-03,
+                          9.99981821e-01,
+                          4.27287677e-03,
+                          0,
+                          0,
+                          0,
+                          1};
   const double a = 0.35, b = 0.6;  // radians about y, then about z
   const double ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b);
   const double turn[16] = {cb * ca, -sb, cb * sa, -0.05, sb * ca, cb, sb * sa, 0.03, -sa, 0, ca, 0.1, 0, 0, 0, 1};
@@ -101,7 +113,8 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
                                          tsize.height * 17 + dtype + 3 * static_cast<int>(op) + roi));
   // Host source is an ROI of a larger image when `roi`: the CPU reads it with its step too.
   const cv::Mat full = random_depth(cv::Size(dsize.width + 6, dsize.height + 4), dtype, rng);
-  const cv::Mat depth = roi ? full(cv::Rect(3, 2, dsize.width, dsize.height)) : full(cv::Rect(0, 0, dsize.width, dsize.height)).clone();
+  const cv::Mat depth =
+      roi ? full(cv::Rect(3, 2, dsize.width, dsize.height)) : full(cv::Rect(0, 0, dsize.width, dsize.height)).clone();
   const size_t es = depth.elemSize();
   const float scale = 0.00025f;  // 16-bit values up to 65535 reach 16 m, past every range
 
@@ -140,8 +153,10 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     SCOPED_TRACE(v.name);
     cv::Mat gold(tsize, CV_32FC1, cv::Scalar(-7.0f));
     dm::RegisterJob host = dmtest::register_job(depth, gold);
-    if (op == Op::Resample) dm::resample_cpu(host, v.map, dm::decode_with_scale(scale));
-    else dm::reproject_cpu(host, v.proj, dm::decode_with_scale(scale));
+    if (op == Op::Resample)
+      dm::resample_cpu(host, v.map, dm::decode_with_scale(scale));
+    else
+      dm::reproject_cpu(host, v.proj, dm::decode_with_scale(scale));
 
     const dmtest::DeviceImage d(dsize, es, roi ? 5 : 0, roi ? 1 : 0, roi ? 9 : 0, roi ? 2 : 0);
     const dmtest::DeviceImage o(tsize, sizeof(float), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0, roi ? 1 : 0);
@@ -157,8 +172,10 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     job.depth_rows = dsize.height, job.depth_cols = dsize.width;
     job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
     job.out_rows = tsize.height, job.out_cols = tsize.width;
-    if (op == Op::Resample) dm::launch_resample(job, v.map, dm::decode_with_scale(scale), stream.get());
-    else dm::launch_reproject(job, v.proj, dm::decode_with_scale(scale), stream.get());
+    if (op == Op::Resample)
+      dm::launch_resample(job, v.map, dm::decode_with_scale(scale), stream.get());
+    else
+      dm::launch_reproject(job, v.proj, dm::decode_with_scale(scale), stream.get());
     DM_CUDA_OK(cudaStreamSynchronize(stream.get()));
     DM_CUDA_OK(cudaGetLastError());
     cv::Mat got(tsize, CV_32FC1, cv::Scalar(-9.0f));
@@ -180,10 +197,10 @@ std::string parity_name(const ::testing::TestParamInfo<ParityParam>& i) {
 }
 
 const std::pair<cv::Size, cv::Size> kSizes[] = {
-    {{1, 1}, {1, 1}},         {{13, 1}, {13, 1}},       {{1, 13}, {1, 13}},     {{31, 33}, {31, 33}},
-    {{640, 480}, {640, 480}}, {{639, 481}, {639, 481}}, {{320, 240}, {640, 480}},  // up
+    {{1, 1}, {1, 1}},          {{13, 1}, {13, 1}},       {{1, 13}, {1, 13}},       {{31, 33}, {31, 33}},
+    {{640, 480}, {640, 480}},  {{639, 481}, {639, 481}}, {{320, 240}, {640, 480}},  // up
     {{640, 480}, {320, 240}},                                                       // down
-    {{639, 481}, {1280, 960}}, {{31, 33}, {13, 1}},     {{1, 1}, {31, 33}},     {{13, 1}, {639, 481}}};
+    {{639, 481}, {1280, 960}}, {{31, 33}, {13, 1}},      {{1, 1}, {31, 33}},       {{13, 1}, {639, 481}}};
 }  // namespace
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RegisterParity,
@@ -202,8 +219,11 @@ TEST_P(RegisterBackendParity, FrameSlotOutputEqualsCpuBackend) {
   dm::FrameSlot gold_slot(*cpu), slot(*gpu);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> label(0, 3);
-  const std::pair<cv::Size, cv::Size> sizes[] = {{{639, 481}, {640, 480}}, {{1, 1}, {1, 1}},     {{31, 33}, {13, 1}},
-                                                 {{320, 240}, {640, 480}}, {{640, 480}, {320, 240}}};
+  const std::pair<cv::Size, cv::Size> sizes[] = {{{639, 481}, {640, 480}},
+                                                 {{1, 1}, {1, 1}},
+                                                 {{31, 33}, {13, 1}},
+                                                 {{320, 240}, {640, 480}},
+                                                 {{640, 480}, {320, 240}}};
   dm::MaskParams p;
   dm::set_depth_range(p, 0.001, 0.3, 6.0);
   p.invalid = std::numeric_limits<float>::quiet_NaN();
@@ -240,7 +260,9 @@ TEST_P(RegisterBackendParity, FrameSlotOutputEqualsCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(GpuBackends, RegisterBackendParity,
                          ::testing::Values(dm::BackendKind::Copy, dm::BackendKind::ZeroCopy, dm::BackendKind::Managed),
-                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) { return std::string(dm::to_string(i.param)); });
+                         [](const ::testing::TestParamInfo<dm::BackendKind>& i) {
+                           return std::string(dm::to_string(i.param));
+                         });
 
 #if DEPTHMASK_HAVE_CUDA
 namespace {
@@ -320,7 +342,8 @@ TEST(ResampleIndexParity, GpuReadsTheSameSourcePixelAsTheCpu) {
   const dm::Intrinsics kd = k_for(dsize), kc = k_for(tsize, 1.3);
   for (const dm::ResampleMap& map : {dm::resample_map_sizes(640, 480, 320, 240),
                                      dm::resample_map(kd.fx, kd.fy, kd.cx, kd.cy, kc.fx, kc.fy, kc.cx, kc.cy)}) {
-    SCOPED_TRACE(::testing::Message() << "map ax " << map.ax << " bx " << map.bx << " ay " << map.ay << " by " << map.by);
+    SCOPED_TRACE(::testing::Message() << "map ax " << map.ax << " bx " << map.bx << " ay " << map.ay << " by "
+                                      << map.by);
     cv::Mat gold(tsize, CV_32FC1, cv::Scalar(-7.0f));
     dm::resample_cpu(dmtest::register_job(depth, gold), map, dm::decode_with_scale(0.001f));
     const dmtest::DeviceImage d(dsize, sizeof(float), 0, 0, 0, 0);

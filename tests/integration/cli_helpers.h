@@ -7,6 +7,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -21,7 +22,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "test_support.h"
@@ -36,14 +36,10 @@ using dmtest::run_shell;
 using dmtest::write_bytes;
 using dmtest::write_text;
 
-
 // Runs `depthmask <args>` with `dir` as the working directory.
 inline CmdResult run_in(const fs::path& dir, const std::string& args) {
   return run_shell("cd " + q(dir) + " && " + dmtest::depthmask_cmd() + " " + args);
 }
-
-
-
 
 // Copies the committed sample into `dst` (which must not exist yet) and returns it.
 inline fs::path copy_sample(const fs::path& dst) {
@@ -216,7 +212,9 @@ inline Counts summary_counts(const std::string& out) {
   return c;
 }
 
-inline bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+inline bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
 // Path comparison that tolerates symlinked temp folders and trailing separators.
 inline fs::path canon(const fs::path& p) {

@@ -95,7 +95,8 @@ void expect_one_bad_frame(const dmtest::CmdResult& r, const fs::path& out, const
   EXPECT_EQ(c.skipped, 0);
   EXPECT_TRUE(contains(r.output, "failed:  frame " + kBadId)) << "the summary should list the failed frame id";
   EXPECT_TRUE(contains(r.output, bad_file.string())) << "the message should name " << bad_file;
-  for (const auto& part : message_parts) EXPECT_TRUE(contains(r.output, part)) << "expected '" << part << "' in the message";
+  for (const auto& part : message_parts)
+    EXPECT_TRUE(contains(r.output, part)) << "expected '" << part << "' in the message";
   ASSERT_EQ(Reference::get().result().exit_code, 0) << Reference::get().result().output;
   for (const auto& id : dmcli::sample_ids()) {
     const fs::path t = out / (id + ".tiff");
@@ -155,8 +156,8 @@ TEST(CliRun, TiffMatchesPerPixelRuleFromPngs) {
 
 TEST(CliRun, OutputsDefaultToTiffOnlyWithoutPreview) {
   TempDir tmp;
-  const auto r = run_depthmask("run --input " + q(dmtest::sample_dir()) + " --output " + q(tmp / "out") +
-                               " --set depth.max=2");
+  const auto r =
+      run_depthmask("run --input " + q(dmtest::sample_dir()) + " --output " + q(tmp / "out") + " --set depth.max=2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto names = file_names(tmp / "out");
   EXPECT_EQ(names.size(), 8u);
@@ -174,13 +175,15 @@ TEST(CliBackend, CpuBackendWorks) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_TRUE(contains(r.output, "8 ok, 0 failed, 0 skipped"));
   EXPECT_TRUE(contains(r.output, "backend: cpu (backend.kind is cpu"));
-  for (const auto& id : dmcli::sample_ids()) expect_frame_matches_rule(tmp / "out" / (id + ".tiff"), id, dmcli::sample_rule());
+  for (const auto& id : dmcli::sample_ids())
+    expect_frame_matches_rule(tmp / "out" / (id + ".tiff"), id, dmcli::sample_rule());
 }
 
 class CliGpuBackend : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CliGpuBackend, WithoutGpuExitsWithPlatformError) {
-  if (dmtest::gpu_unavailable_reason().empty()) GTEST_SKIP() << "a GPU is present: this case is for machines without one";
+  if (dmtest::gpu_unavailable_reason().empty())
+    GTEST_SKIP() << "a GPU is present: this case is for machines without one";
   TempDir tmp;
   const auto r = run_dataset(dmtest::sample_dir(), tmp / "out", "--backend " + GetParam());
   SCOPED_TRACE(r.output);
@@ -251,7 +254,8 @@ TEST(CliConfig, PrintConfigPrecedenceDefaultsFileSetFlags) {
   const auto k2 = run_depthmask("run --config " + cfg + " --backend cpu --set backend.kind=copy --print-config");
   EXPECT_EQ(printed(k2, "backend", "kind"), "cpu");
   // --output over --set output.dir over the file.
-  const auto o = run_depthmask("run --config " + cfg + " --set output.dir=/x/from-set --output /x/from-flag --print-config");
+  const auto o =
+      run_depthmask("run --config " + cfg + " --set output.dir=/x/from-set --output /x/from-flag --print-config");
   EXPECT_EQ(printed(o, "output", "dir"), "/x/from-flag");
   const auto o2 = run_depthmask("run --config " + cfg + " --set output.dir=/x/from-set --print-config");
   EXPECT_EQ(printed(o2, "output", "dir"), "/x/from-set");
@@ -272,8 +276,9 @@ TEST(CliConfig, PrintConfigPrecedenceDefaultsFileSetFlags) {
 }
 
 TEST(CliConfig, SetLabelsAndSeveralSetsAppearInPrintedConfig) {
-  const auto r = run_depthmask("run --input " + q(dmtest::sample_dir()) +
-                               " --set 'mask.labels=[1,3]' --set mask.invert=true --set output.invalid=nan --print-config");
+  const auto r =
+      run_depthmask("run --input " + q(dmtest::sample_dir()) +
+                    " --set 'mask.labels=[1,3]' --set mask.invert=true --set output.invalid=nan --print-config");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(dmcli::printed_value(r.output, "mask", "labels").value_or(""), "[1, 3]") << r.output;
   EXPECT_EQ(dmcli::printed_value(r.output, "mask", "invert").value_or(""), "true") << r.output;
@@ -367,8 +372,10 @@ TEST(CliMask, InvalidNanWhereNotKept) {
   for (int y = 0; y < t.rows; ++y)
     for (int x = 0; x < t.cols; ++x) {
       const float v = t.at<float>(y, x);
-      if (std::isnan(v)) ++nan;
-      else if (v == 0.0f) ++zero;
+      if (std::isnan(v))
+        ++nan;
+      else if (v == 0.0f)
+        ++zero;
     }
   EXPECT_GT(nan, 1000);
   EXPECT_EQ(zero, 0) << "with invalid=nan no pixel should be 0";
@@ -556,7 +563,8 @@ TEST_F(CliBadInput, EmptyInputFolderNamesTheDepthPattern) {
   EXPECT_TRUE(contains(r.output, "depth/{id}.png"));
   EXPECT_TRUE(contains(r.output, (tmp_ / "empty").string()));
   // A custom pattern is named as given.
-  const auto r2 = run_depthmask("run --input " + q(data_) + " --output " + q(out()) + " --set 'input.depth=\"d/x-{id}.png\"'");
+  const auto r2 =
+      run_depthmask("run --input " + q(data_) + " --output " + q(out()) + " --set 'input.depth=\"d/x-{id}.png\"'");
   EXPECT_NE(r2.exit_code, 0) << r2.output;
   EXPECT_TRUE(contains(r2.output, "d/x-{id}.png")) << r2.output;
 }
@@ -739,9 +747,9 @@ TEST(CliSynth, WritesDatasetThatRunsAsIs) {
   EXPECT_EQ(count_with_suffix(file_names(d / "out"), ".tiff"), 3u) << "the config's output.dir is the dataset's out/";
   // The written config applies the synthetic rule: max 2 m, any object.
   const cv::Mat t = dmcli::read_tiff(d / "out" / "000001.tiff");
-  const cv::Mat want =
-      dmcli::expected_output(cv::imread((d / "depth" / "000001.png").string(), cv::IMREAD_UNCHANGED),
-                             cv::imread((d / "mask" / "000001.png").string(), cv::IMREAD_UNCHANGED), dmcli::sample_rule());
+  const cv::Mat want = dmcli::expected_output(cv::imread((d / "depth" / "000001.png").string(), cv::IMREAD_UNCHANGED),
+                                              cv::imread((d / "mask" / "000001.png").string(), cv::IMREAD_UNCHANGED),
+                                              dmcli::sample_rule());
   EXPECT_EQ(dmcli::count_differences(t, want), 0u);
 }
 
@@ -796,7 +804,8 @@ TEST(CliInfo, PrintsAutoPickAndReason) {
   SCOPED_TRACE(r.output);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(contains(r.output, "CUDA in this build:"));
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(auto picks: (cpu|copy|zero_copy|managed)\n\s+why: auto: .{10,})")));
+  EXPECT_TRUE(
+      std::regex_search(r.output, std::regex(R"(auto picks: (cpu|copy|zero_copy|managed)\n\s+why: auto: .{10,})")));
   if (!dmtest::gpu_unavailable_reason().empty()) {
     EXPECT_TRUE(contains(r.output, "auto picks: cpu"));
   }
@@ -814,7 +823,8 @@ TEST(CliInfo, ListsTheLiveSourcesAndWhichAreAvailable) {
 }
 
 TEST(CliInfo, ExplicitGpuBackendWithoutGpuExits3) {
-  if (dmtest::gpu_unavailable_reason().empty()) GTEST_SKIP() << "a GPU is present: this case is for machines without one";
+  if (dmtest::gpu_unavailable_reason().empty())
+    GTEST_SKIP() << "a GPU is present: this case is for machines without one";
   const auto r = run_depthmask("info --set backend.kind=copy");
   SCOPED_TRACE(r.output);
   EXPECT_EQ(r.exit_code, 3);
@@ -888,12 +898,13 @@ TEST(CliSignal, SigintStopsBetweenFramesWithExit130) {
   TempDir tmp;
   const fs::path data = tmp / "big", out = tmp / "out";
   constexpr int kFrames = 200;
-  const auto s = run_depthmask("synth --output " + q(data) + " --frames " + std::to_string(kFrames) + " --size 320x240");
+  const auto s =
+      run_depthmask("synth --output " + q(data) + " --frames " + std::to_string(kFrames) + " --size 320x240");
   ASSERT_EQ(s.exit_code, 0) << s.output;
 
   const std::string log = (tmp / "run.log").string();
-  const std::string cmd = "exec " + dmtest::depthmask_cmd() + " run --config " + q(data / "depthmask.yaml") + " --output " +
-                          q(out) + " --set 'output.format=[tiff,npy]' > " + q(log) + " 2>&1";
+  const std::string cmd = "exec " + dmtest::depthmask_cmd() + " run --config " + q(data / "depthmask.yaml") +
+                          " --output " + q(out) + " --set 'output.format=[tiff,npy]' > " + q(log) + " 2>&1";
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -923,8 +934,10 @@ TEST(CliSignal, SigintStopsBetweenFramesWithExit130) {
   const size_t done_at_signal = count_with_suffix(file_names(out), ".tiff");
   ASSERT_EQ(::kill(-pid, SIGINT), 0);
   while (!exited && Clock::now() - t0 < std::chrono::seconds(120)) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) exited = true;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      exited = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (!exited) {
     ::kill(-pid, SIGKILL);

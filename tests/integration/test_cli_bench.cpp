@@ -83,8 +83,11 @@ TEST(CliBench, QuickWritesMarkdownJsonAndChart) {
     for (const char* l : {"copy", "copy (1 band)", "copy (2 bands)", "copy (4 bands)", "copy (8 bands)",
                           "copy (16 bands)", "zero_copy", "zero_copy (mask keeps every pixel)"})
       EXPECT_TRUE(labels.count(l)) << l;
-    for (const auto& row : j["host_to_host"]["rows"])
-      if (row["backend"] == "zero_copy (mask keeps every pixel)") EXPECT_EQ(row["mask_kept"].get<double>(), 1.0);
+    for (const auto& row : j["host_to_host"]["rows"]) {
+      if (row["backend"] == "zero_copy (mask keeps every pixel)") {
+        EXPECT_EQ(row["mask_kept"].get<double>(), 1.0);
+      }
+    }
     std::set<std::pair<std::string, bool>> launch_modes;  // backend, batched
     for (const auto& row : j["kernel"]["rows"]) {
       EXPECT_TRUE(row["matches_cpu"].get<bool>()) << row.dump();
@@ -154,13 +157,14 @@ TEST(CliBench, RealFrameThatCannotBeUsedIsAnErrorNamingTheFile) {
   TempDir tmp;
   const fs::path color = tmp.path() / "color.png";
   ASSERT_TRUE(cv::imwrite(color.string(), cv::Mat(4, 4, CV_8UC3, cv::Scalar(1, 2, 3))));
-  const dmtest::CmdResult missing = run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
-                                                  q((tmp.path() / "nope.png").string() + "," + color.string()) + " --out " +
-                                                  q(tmp.path() / "a"));
+  const dmtest::CmdResult missing =
+      run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
+                    q((tmp.path() / "nope.png").string() + "," + color.string()) + " --out " + q(tmp.path() / "a"));
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_TRUE(dmcli::contains(missing.output, "nope.png")) << missing.output;
-  const dmtest::CmdResult not_depth = run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
-                                                    q(color.string() + "," + color.string()) + " --out " + q(tmp.path() / "b"));
+  const dmtest::CmdResult not_depth =
+      run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
+                    q(color.string() + "," + color.string()) + " --out " + q(tmp.path() / "b"));
   EXPECT_NE(not_depth.exit_code, 0);
   EXPECT_TRUE(dmcli::contains(not_depth.output, "is not a 16-bit single-channel depth image")) << not_depth.output;
   EXPECT_EQ(run_depthmask("bench --quick --real-frame only-one.png --out " + q(tmp.path() / "c")).exit_code, 2);

@@ -25,8 +25,9 @@ TEST(CliLive, SyntheticSourceForTwentyFramesPrintsTheSummary) {
 
 TEST(CliLive, SyntheticSourceWritesFilesWithOutput) {
   TempDir tmp;
-  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --source 'synthetic://?size=64x48&fps=0' --frames 6 "
-                                           "--set live.overflow=block --output out");
+  const auto r = dmcli::run_in(tmp.path(),
+                               "live --backend cpu --source 'synthetic://?size=64x48&fps=0' --frames 6 "
+                               "--set live.overflow=block --output out");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "written: 6 frame(s)"));
   EXPECT_EQ(dmcli::count_with_suffix(dmcli::file_names(tmp / "out"), ".tiff"), 6u);
@@ -96,7 +97,8 @@ TEST(CliLive, PreviewWithoutADisplayIsOffAndTheRunGoesOn) {
                                   "--set live.overflow=block");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "20 frame(s) captured, 20 processed")) << r.output;
-  EXPECT_TRUE(Contains(r.output, "live.preview: no display ($DISPLAY and $WAYLAND_DISPLAY are unset): the preview is off"))
+  EXPECT_TRUE(
+      Contains(r.output, "live.preview: no display ($DISPLAY and $WAYLAND_DISPLAY are unset): the preview is off"))
       << r.output;
   EXPECT_TRUE(Contains(r.output, "preview: 0 frame(s) shown")) << r.output;
 }

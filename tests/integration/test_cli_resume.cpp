@@ -75,7 +75,8 @@ int skipped_done(const std::string& output) {
 class Resume : public ::testing::Test {
  protected:
   void make(int frames, const std::string& size) {
-    const auto r = run_depthmask("synth --output " + q(data()) + " --frames " + std::to_string(frames) + " --size " + size);
+    const auto r =
+        run_depthmask("synth --output " + q(data()) + " --frames " + std::to_string(frames) + " --size " + size);
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   fs::path data() const { return tmp_ / "data"; }
@@ -100,7 +101,8 @@ class Resume : public ::testing::Test {
 };
 
 // Which frame ids have a file whose inode changed (rewritten) between two snapshots, the manifest aside.
-std::set<std::string> rewritten_frames(const std::map<std::string, FileState>& a, const std::map<std::string, FileState>& b) {
+std::set<std::string> rewritten_frames(const std::map<std::string, FileState>& a,
+                                       const std::map<std::string, FileState>& b) {
   std::set<std::string> ids;
   for (const auto& [name, st] : b) {
     if (name == kManifest) continue;
@@ -238,10 +240,10 @@ TEST_F(Resume, CorruptManifestWarnsAndRedoesEverything) {
   const auto before = snapshot(out());
   const std::string good(before.at(kManifest).bytes.begin(), before.at(kManifest).bytes.end());
   const std::vector<std::string> corrupt{
-      "",                                    // empty
-      "garbage \x01\x02\xff",                // not JSON
-      good.substr(0, good.size() / 2),       // truncated
-      "{\"frames\": 12}",                    // JSON, not a manifest
+      "",                                                                         // empty
+      "garbage \x01\x02\xff",                                                     // not JSON
+      good.substr(0, good.size() / 2),                                            // truncated
+      "{\"frames\": 12}",                                                         // JSON, not a manifest
       std::regex_replace(good, std::regex("\"size\":\\d+"), "\"size\":\"big\""),  // wrong types
   };
   for (const auto& text : corrupt) {
@@ -382,7 +384,8 @@ TEST_F(Resume, SigkillAtRandomMomentsThenRerunEqualsAnUninterruptedRun) {
     EXPECT_EQ(hidden_files(got), std::vector<std::string>{}) << "temporary files left behind";
     expect_same_files(want, got);  // every output and the manifest itself
   }
-  std::printf("kills that interrupted a run: %d of 6; frames the final runs resumed: %d\n", interrupted, resumed_frames);
+  std::printf("kills that interrupted a run: %d of 6; frames the final runs resumed: %d\n", interrupted,
+              resumed_frames);
   EXPECT_GE(interrupted, 1) << "no kill landed while a run was working; the test proved nothing";
   EXPECT_GT(resumed_frames, 0) << "the final runs should have resumed finished frames, not redone all";
 }

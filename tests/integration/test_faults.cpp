@@ -24,11 +24,11 @@
 #include "cli_helpers.h"
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
+#include "depthmask/encoders.h"
 #include "depthmask/manifest.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
-#include "depthmask/writers.h"
 #include "test_support.h"
 
 namespace {
@@ -103,8 +103,10 @@ class Tmpfs {
   Tmpfs(const fs::path& dir, size_t bytes) : dir_(dir) {
     fs::create_directories(dir);
     const auto r = dmtest::run_shell("mount -t tmpfs -o size=" + std::to_string(bytes) + " depthmask-test " + q(dir));
-    if (r.exit_code == 0) mounted_ = true;
-    else why_not_ = "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): " + r.output;
+    if (r.exit_code == 0)
+      mounted_ = true;
+    else
+      why_not_ = "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): " + r.output;
   }
   ~Tmpfs() {
     if (mounted_) (void)dmtest::run_shell("umount -l " + q(dir_));
@@ -163,7 +165,8 @@ class Faults : public ::testing::Test {
   // Runs the batch in this process; returns the summary and the files written.
   std::pair<dm::RunSummary, Files> run(const fs::path& out, dm::RunObserver* observer = nullptr) const {
     auto backend = cpu_backend();
-    const dm::RunSummary s = dm::run_batch(config(out), *backend, dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, observer);
+    const dm::RunSummary s =
+        dm::run_batch(config(out), *backend, dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, observer);
     return {s, snapshot(out)};
   }
   // After the fault is gone: a re-run resumes and ends with the clean run's files, byte for byte.
@@ -304,7 +307,9 @@ TEST(FaultsCli, MemoryLimitSmallerThanAFrameFailsThatFrameAndTheBatchGoesOn) {
   EXPECT_TRUE(contains(r.output, "frame buffers are capped at 1 MiB"));
   for (const char* id : {"000001", "000003", "000005"}) {
     std::smatch m;
-    const std::regex line(std::string("failed: +frame ") + id + R"( \(#\d+\): backend 'cpu': out of memory: cannot allocate \d+ bytes for a frame buffer: \d+ of the 1048576 bytes of backend.memory_limit_mb \(1 MiB\))");
+    const std::regex line(
+        std::string("failed: +frame ") + id +
+        R"( \(#\d+\): backend 'cpu': out of memory: cannot allocate \d+ bytes for a frame buffer: \d+ of the 1048576 bytes of backend.memory_limit_mb \(1 MiB\))");
     EXPECT_TRUE(std::regex_search(r.output, m, line)) << "no clear failure line for frame " << id;
   }
   const auto written = dmcli::file_names(tmp / "out");

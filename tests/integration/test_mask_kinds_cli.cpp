@@ -41,8 +41,8 @@ TEST(CliUnits, WrongScaleWarnsOnceNamingThePlausibleScale) {
 
 TEST(CliUnits, RightScaleDoesNotWarn) {
   TempDir tmp;
-  const auto r = run_depthmask("run --input " + q(dmtest::sample_dir()) + " --output " + q(tmp / "out") +
-                               " --set depth.max=2");
+  const auto r =
+      run_depthmask("run --input " + q(dmtest::sample_dir()) + " --output " + q(tmp / "out") + " --set depth.max=2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(count_of(r.output, "median masked depth"), 0u) << r.output;
 }

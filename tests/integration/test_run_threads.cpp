@@ -9,13 +9,13 @@
 #include <string>
 #include <thread>
 
-#include "test_support.h"
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
+#include "test_support.h"
 
 namespace dm = depthmask;
 namespace fs = std::filesystem;

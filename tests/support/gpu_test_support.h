@@ -30,7 +30,8 @@ namespace dmtest {
 
 // Exact equality of two CV_32FC1 images; two NaNs are equal (their payloads may differ).
 inline ::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat& got) {
-  if (gold.size() != got.size() || gold.type() != got.type()) return ::testing::AssertionFailure() << "size/type differ";
+  if (gold.size() != got.size() || gold.type() != got.type())
+    return ::testing::AssertionFailure() << "size/type differ";
   for (int y = 0; y < gold.rows; ++y)
     for (int x = 0; x < gold.cols; ++x) {
       const float a = gold.at<float>(y, x), b = got.at<float>(y, x);
@@ -66,8 +67,12 @@ class DeviceImage {
   // `step` 0: cudaMallocPitch's pitch (rows 512-byte aligned). Otherwise that row step in bytes
   // (at least the allocated width), so rows can start at any element boundary (odd steps).
   DeviceImage(cv::Size size, size_t elem, int ox, int oy, int pad_cols, int pad_rows, size_t step = 0)
-      : size_(size), elem_(elem), ox_(ox), oy_(oy),
-        width_bytes_(static_cast<size_t>(size.width + ox + pad_cols) * elem), height_(size.height + oy + pad_rows) {
+      : size_(size),
+        elem_(elem),
+        ox_(ox),
+        oy_(oy),
+        width_bytes_(static_cast<size_t>(size.width + ox + pad_cols) * elem),
+        height_(size.height + oy + pad_rows) {
     if (step == 0) {
       status_ = cudaMallocPitch(&base_, &pitch_, width_bytes_, static_cast<size_t>(height_));
     } else {
@@ -164,7 +169,8 @@ using MaskParityParam = std::tuple<cv::Size, int /*depth type*/, int /*mask type
 inline auto mask_parity_grid() {
   return ::testing::Combine(::testing::Values(cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(31, 33),
                                               cv::Size(33, 31), cv::Size(640, 480), cv::Size(639, 481)),
-                            ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1), ::testing::Bool());
+                            ::testing::Values(CV_16UC1, CV_32FC1), ::testing::Values(CV_8UC1, CV_16UC1),
+                            ::testing::Bool());
 }
 
 inline std::string mask_parity_name(const ::testing::TestParamInfo<MaskParityParam>& i) {

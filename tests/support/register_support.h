@@ -103,14 +103,15 @@ inline std::string apc_id(int i) {
 // >= 95 % within 1 cm on pixels valid in both and >= 95 % of the vendor's valid pixels covered inside
 // 150 px of the color principal point; the whole frame at least at the level measured (within 1 cm
 // 0.917-0.964, covered 0.80-0.86 over frames 0-7 with the CPU loop). Prints the fractions.
-inline void expect_vendor_alignment(const cv::Mat& ours_m, const cv::Mat& vendor_m,
-                                    const depthmask::CameraGeometry& g, const std::string& label) {
+inline void expect_vendor_alignment(const cv::Mat& ours_m, const cv::Mat& vendor_m, const depthmask::CameraGeometry& g,
+                                    const std::string& label) {
   const AlignmentScore all = score_alignment(ours_m, vendor_m);
   const AlignmentScore centre = score_alignment(ours_m, vendor_m, g.color.cx, g.color.cy, 150.0);
-  std::printf("[ apc %s ] centre (r <= 150 px): within 1 cm %.4f (%zu of %zu), vendor's valid covered %.4f (%zu of %zu); "
-              "whole frame: within 1 cm %.4f, covered %.4f (%zu of %zu; ours valid %zu)\n",
-              label.c_str(), centre.within_1cm(), centre.close, centre.both, centre.covered(), centre.both,
-              centre.vendor_valid, all.within_1cm(), all.covered(), all.both, all.vendor_valid, all.ours_valid);
+  std::printf(
+      "[ apc %s ] centre (r <= 150 px): within 1 cm %.4f (%zu of %zu), vendor's valid covered %.4f (%zu of %zu); "
+      "whole frame: within 1 cm %.4f, covered %.4f (%zu of %zu; ours valid %zu)\n",
+      label.c_str(), centre.within_1cm(), centre.close, centre.both, centre.covered(), centre.both, centre.vendor_valid,
+      all.within_1cm(), all.covered(), all.both, all.vendor_valid, all.ours_valid);
   EXPECT_GE(centre.within_1cm(), 0.95);
   EXPECT_GE(centre.covered(), 0.95);
   EXPECT_GE(all.within_1cm(), 0.90);
@@ -119,12 +120,13 @@ inline void expect_vendor_alignment(const cv::Mat& ours_m, const cv::Mat& vendor
 
 // The bounds over the whole frame, for registration with the depth camera's distortion:
 // >= 95 % within 1 cm on pixels valid in both, >= 95 % of the vendor's valid pixels covered.
-inline void expect_vendor_alignment_whole_frame(const cv::Mat& ours_m, const cv::Mat& vendor_m, const std::string& label) {
+inline void expect_vendor_alignment_whole_frame(const cv::Mat& ours_m, const cv::Mat& vendor_m,
+                                                const std::string& label) {
   const AlignmentScore all = score_alignment(ours_m, vendor_m);
-  std::printf("[ apc %s ] whole frame: within 1 cm %.4f (%zu of %zu), vendor's valid covered %.4f (%zu of %zu; ours "
-              "valid %zu)\n",
-              label.c_str(), all.within_1cm(), all.close, all.both, all.covered(), all.both, all.vendor_valid,
-              all.ours_valid);
+  std::printf(
+      "[ apc %s ] whole frame: within 1 cm %.4f (%zu of %zu), vendor's valid covered %.4f (%zu of %zu; ours "
+      "valid %zu)\n",
+      label.c_str(), all.within_1cm(), all.close, all.both, all.covered(), all.both, all.vendor_valid, all.ours_valid);
   EXPECT_GE(all.within_1cm(), 0.95);
   EXPECT_GE(all.covered(), 0.95);
 }

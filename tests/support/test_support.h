@@ -4,19 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
-#include <cstring>
-#include <opencv2/core.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <opencv2/core.hpp>
 #include <random>
 #include <string>
 #include <vector>
-#include <sys/wait.h>
 
 #include "depthmask/backend.h"
 #include "depthmask/platform.h"
@@ -160,8 +160,8 @@ inline std::string gpu_unavailable_reason() {
 }  // namespace dmtest
 
 // Skips the current test, printing why, when no usable GPU is present.
-#define DM_REQUIRE_GPU()                                                           \
-  do {                                                                             \
-    const std::string dm_reason_ = ::dmtest::gpu_unavailable_reason();            \
-    if (!dm_reason_.empty()) GTEST_SKIP() << "GPU test skipped: " << dm_reason_;   \
+#define DM_REQUIRE_GPU()                                                         \
+  do {                                                                           \
+    const std::string dm_reason_ = ::dmtest::gpu_unavailable_reason();           \
+    if (!dm_reason_.empty()) GTEST_SKIP() << "GPU test skipped: " << dm_reason_; \
   } while (0)

@@ -79,7 +79,8 @@ TEST(Compat, DesktopSassRunsOnANewerMinorOfTheSameMajor) {
 TEST(Compat, SassNeverRunsOnAnOlderMinorOrAnotherMajor) {
   const dm::CompatVerdict older = dm::check_compat(device("RTX 3080", 8, 6, false, "89-real", 13000));
   EXPECT_EQ(older.level, dm::CompatLevel::Fail);
-  const dm::CompatVerdict major = dm::check_compat(device("NVIDIA H200", 9, 0, false, "80-real;86-real;89-real", 13000));
+  const dm::CompatVerdict major =
+      dm::check_compat(device("NVIDIA H200", 9, 0, false, "80-real;86-real;89-real", 13000));
   EXPECT_EQ(major.level, dm::CompatLevel::Fail);
   EXPECT_TRUE(has(major.message, "sm_80, sm_86, sm_89")) << major.message;
   EXPECT_TRUE(has(major.message, "this GPU (NVIDIA H200) is sm_90")) << major.message;
@@ -132,7 +133,8 @@ TEST(Compat, PtxJitsOnlyToTheSameOrANewerCapability) {
   EXPECT_EQ(down.level, dm::CompatLevel::Fail);
   EXPECT_TRUE(has(down.message, "sm_90 + compute_90")) << down.message;
   // The newest PTX that fits is used; arch-specific PTX only on its own capability.
-  const dm::CompatVerdict pick = dm::check_compat(device("B200", 10, 0, false, "75-virtual;90-virtual;120-virtual", 13000));
+  const dm::CompatVerdict pick =
+      dm::check_compat(device("B200", 10, 0, false, "75-virtual;90-virtual;120-virtual", 13000));
   EXPECT_EQ(pick.how, "PTX compute_90 JIT-compiled for sm_100");
   EXPECT_EQ(dm::check_compat(device("B200", 10, 0, false, "90a-virtual", 13000)).level, dm::CompatLevel::Fail);
 }
@@ -194,8 +196,9 @@ TEST(Compat, DriverReleaseFromProc) {
   EXPECT_EQ(dm::parse_nvidia_driver_release(
                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  9 2025\nGCC version:  gcc 12\n"),
             "580.159.04");
-  EXPECT_EQ(dm::parse_nvidia_driver_release("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.00  Release"),
-            "580.00");
+  EXPECT_EQ(
+      dm::parse_nvidia_driver_release("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.00  Release"),
+      "580.00");
   EXPECT_EQ(dm::parse_nvidia_driver_release(""), "");
 }
 

@@ -33,9 +33,7 @@ using depthmask::OutputFormat;
 using depthmask::Override;
 using depthmask::parse_override;
 
-
 // The message of the E that f() throws; another exception type propagates (and fails the test).
-
 
 std::vector<Override> sets(std::initializer_list<const char*> texts) {
   std::vector<Override> out;
@@ -95,7 +93,8 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.mask.invert, b.mask.invert);
   EXPECT_EQ(norm(a.output.dir), norm(b.output.dir));
   EXPECT_EQ(a.output.formats, b.output.formats);
-  EXPECT_TRUE(same_bits(a.output.invalid, b.output.invalid) || (std::isnan(a.output.invalid) && std::isnan(b.output.invalid)))
+  EXPECT_TRUE(same_bits(a.output.invalid, b.output.invalid) ||
+              (std::isnan(a.output.invalid) && std::isnan(b.output.invalid)))
       << a.output.invalid << " vs " << b.output.invalid;
   EXPECT_EQ(a.output.preview, b.output.preview);
   EXPECT_EQ(a.output.fsync, b.output.fsync);
@@ -288,11 +287,11 @@ TEST_F(ConfigFile, IntrinsicsAreReadAfterTheOverrides) {
 TEST_F(ConfigFile, SetOverridesBeatTheFileAndApplyInOrder) {
   const fs::path file = write("depth:\n  scale: 0.0001\n  max: 1.5\nmask:\n  threshold: 7\n");
   const Config c = load_config(file, sets({"depth.max=3", "backend.kind=cpu", "depth.max=4"}), tmp_.path());
-  EXPECT_DOUBLE_EQ(c.depth.max, 4.0);            // the last override wins
-  EXPECT_DOUBLE_EQ(c.depth.scale, 0.0001);       // untouched file value stays
-  EXPECT_EQ(c.mask.threshold, 7u);               // untouched file value stays
-  EXPECT_EQ(c.backend.kind, BackendKind::Cpu);   // override of a default
-  EXPECT_EQ(c.depth.min, 0.0);                   // default stays
+  EXPECT_DOUBLE_EQ(c.depth.max, 4.0);           // the last override wins
+  EXPECT_DOUBLE_EQ(c.depth.scale, 0.0001);      // untouched file value stays
+  EXPECT_EQ(c.mask.threshold, 7u);              // untouched file value stays
+  EXPECT_EQ(c.backend.kind, BackendKind::Cpu);  // override of a default
+  EXPECT_EQ(c.depth.min, 0.0);                  // default stays
 }
 
 TEST_F(ConfigFile, FileBeatsDefaults) {
@@ -367,7 +366,8 @@ TEST_F(ConfigFile, FormatIsAStringOrAList) {
 TEST_F(ConfigFile, BooleansAcceptYamlWords) {
   EXPECT_TRUE(load_config(std::nullopt, sets({"mask.invert=yes"}), tmp_.path()).mask.invert);
   EXPECT_TRUE(load_config(std::nullopt, sets({"output.preview=on"}), tmp_.path()).output.preview);
-  EXPECT_FALSE(load_config(std::nullopt, sets({"output.preview=on", "output.preview=false"}), tmp_.path()).output.preview);
+  EXPECT_FALSE(
+      load_config(std::nullopt, sets({"output.preview=on", "output.preview=false"}), tmp_.path()).output.preview);
   const std::string msg = error_of_sets({"mask.invert=maybe"});
   EXPECT_TRUE(Contains(msg, "'mask.invert'"));
   EXPECT_TRUE(Contains(msg, "true or false"));
@@ -531,7 +531,8 @@ TEST_F(ConfigFile, MinAboveMaxIsRejected) {
   EXPECT_TRUE(Contains(msg, "'depth.min'"));
   EXPECT_TRUE(Contains(msg, "'depth.max'"));
   // Checked after the overrides: a file value and an override together.
-  msg = message_of<ConfigError>([&] { load_config(write("depth:\n  min: 1\n"), sets({"depth.max=0.5"}), tmp_.path()); });
+  msg =
+      message_of<ConfigError>([&] { load_config(write("depth:\n  min: 1\n"), sets({"depth.max=0.5"}), tmp_.path()); });
   EXPECT_TRUE(Contains(msg, "min must not exceed max"));
   // ... and an override can repair a file that alone would be invalid.
   const Config c = load_config(write("depth:\n  min: 20\n"), sets({"depth.max=30"}), tmp_.path());
@@ -621,8 +622,8 @@ logging: {level: off}
 // BUG (config.cpp, to_yaml): inline intrinsics are printed without width/height, so a config with
 // `intrinsics: {fx, fy, cx, cy, width, height}` does not round-trip. Enable once fixed.
 TEST_F(ConfigFile, ToYamlKeepsInlineIntrinsicsSize) {
-  const Config c = load_config(write("input:\n  intrinsics: {fx: 500, fy: 500, cx: 320, cy: 240, width: 640, height: 480}\n"), {},
-                               tmp_.path());
+  const Config c = load_config(
+      write("input:\n  intrinsics: {fx: 500, fy: 500, cx: 320, cy: 240, width: 640, height: 480}\n"), {}, tmp_.path());
   ASSERT_EQ(c.input.intrinsics->width, 640);
   expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
 }
@@ -659,22 +660,26 @@ registration:
   expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
 
   // An override may change the coefficients alone (the model stays), and null removes the model.
-  const Config o = load_config(write("registration: {depth_distortion: {model: inverse_brown_conrady, coeffs: [1, 0, 0, 0, 0]}}\n"),
-                               sets({"registration.depth_distortion.coeffs=[0.2, 0, 0, 0, 0.5]"}), tmp_.path());
+  const Config o =
+      load_config(write("registration: {depth_distortion: {model: inverse_brown_conrady, coeffs: [1, 0, 0, 0, 0]}}\n"),
+                  sets({"registration.depth_distortion.coeffs=[0.2, 0, 0, 0, 0.5]"}), tmp_.path());
   EXPECT_EQ(o.registration.depth_distortion.model, depthmask::DistortionModel::InverseBrownConrady);
   EXPECT_EQ(o.registration.depth_distortion.coeffs, (std::array<double, 5>{0.2, 0, 0, 0, 0.5}));
-  const Config off = load_config(write("registration: {depth_distortion: {model: inverse_brown_conrady, coeffs: [1, 0, 0, 0, 0]}}\n"),
-                                 sets({"registration.depth_distortion=null"}), tmp_.path());
+  const Config off =
+      load_config(write("registration: {depth_distortion: {model: inverse_brown_conrady, coeffs: [1, 0, 0, 0, 0]}}\n"),
+                  sets({"registration.depth_distortion=null"}), tmp_.path());
   EXPECT_EQ(off.registration.depth_distortion.model, depthmask::DistortionModel::None);
   EXPECT_EQ(off.registration.depth_distortion.coeffs, (std::array<double, 5>{}));
 }
 
 TEST_F(ConfigFile, DepthDistortionErrorsNameTheKey) {
-  std::string msg = error_of_file("registration:\n  depth_distortion:\n    model: inverse_brown_conrady\n    coeffs: [0.1, 0.2, 0, 0]\n");
+  std::string msg = error_of_file(
+      "registration:\n  depth_distortion:\n    model: inverse_brown_conrady\n    coeffs: [0.1, 0.2, 0, 0]\n");
   EXPECT_TRUE(Contains(msg, "'registration.depth_distortion.coeffs'"));
   EXPECT_TRUE(Contains(msg, "line 4"));
   EXPECT_TRUE(Contains(msg, "5 coefficients [k1, k2, p1, p2, k3], got 4 numbers"));
-  msg = error_of_file("registration:\n  depth_distortion: {model: inverse_brown_conrady, coeffs: [0.1, .nan, 0, 0, 0]}\n");
+  msg = error_of_file(
+      "registration:\n  depth_distortion: {model: inverse_brown_conrady, coeffs: [0.1, .nan, 0, 0, 0]}\n");
   EXPECT_TRUE(Contains(msg, "expected a finite number"));
   msg = error_of_file("registration:\n  depth_distortion: {model: brown_conrady, coeffs: [0.1, 0, 0, 0, 0]}\n");
   EXPECT_TRUE(Contains(msg, "allowed values: none, inverse_brown_conrady"));
@@ -690,8 +695,9 @@ TEST_F(ConfigFile, DepthDistortionErrorsNameTheKey) {
 // intrinsics
 
 TEST_F(ConfigFile, InlineIntrinsicsMap) {
-  const Config c = load_config(write("input:\n  intrinsics: {fx: 500.5, fy: 501, cx: 319.5, cy: 239.5, width: 640, height: 480}\n"),
-                               {}, tmp_.path());
+  const Config c =
+      load_config(write("input:\n  intrinsics: {fx: 500.5, fy: 501, cx: 319.5, cy: 239.5, width: 640, height: 480}\n"),
+                  {}, tmp_.path());
   ASSERT_TRUE(c.input.intrinsics.has_value());
   EXPECT_TRUE(c.input.intrinsics_file.empty());
   EXPECT_EQ(c.input.intrinsics->fx, 500.5);
@@ -760,7 +766,8 @@ TEST(Intrinsics, YamlTextRoundTrip) {
   EXPECT_EQ(r.cy, k.cy);
   EXPECT_EQ(r.width, 640);
   EXPECT_EQ(r.height, 480);
-  EXPECT_TRUE(Contains(message_of<InputError>([] { depthmask::parse_intrinsics_yaml("fx: [1\n", "cam.yaml"); }), "cam.yaml"));
+  EXPECT_TRUE(
+      Contains(message_of<InputError>([] { depthmask::parse_intrinsics_yaml("fx: [1\n", "cam.yaml"); }), "cam.yaml"));
 }
 
 TEST(Intrinsics, KTextFilePlainCommasBracketsAndComments) {
@@ -799,7 +806,7 @@ TEST(Intrinsics, KTextFileErrorsNameTheFile) {
       {"615.5 0.5 298.25\n0 616.5 247.5\n0 0 1\n", "not a pinhole"},  // skew
       {"615.5 0 298.25\n0 616.5 247.5\n0 0 2\n", "not a pinhole"},    // K[2][2] != 1
       {"615.5 0 298.25\n0 -616.5 247.5\n0 0 1\n", "not a pinhole"},   // negative fy
-      {"615.5 0 298.25\n0 616.5 px\n0 0 1\n", "line 2"},             // not a number
+      {"615.5 0 298.25\n0 616.5 px\n0 0 1\n", "line 2"},              // not a number
   };
   int i = 0;
   for (const auto& c : cases) {

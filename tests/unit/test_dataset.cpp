@@ -31,8 +31,6 @@ void touch(const fs::path& p, const std::string& content = "x") {
   std::ofstream(p, std::ios::binary) << content;
 }
 
-
-
 std::vector<std::string> ids_of(const DatasetListing& l) {
   std::vector<std::string> ids;
   for (const auto& f : l.frames) ids.push_back(f.id);
@@ -173,9 +171,9 @@ TEST(ListFrames, IdInAFolderComponent) {
     touch(tmp / (std::string(id) + "/mask.png"));
   }
   touch(tmp / "scene2/color.png");
-  touch(tmp / "scene3/mask.png");       // no depth: not a frame, a stray
+  touch(tmp / "scene3/mask.png");        // no depth: not a frame, a stray
   touch(tmp / "scene1/deep/depth.png");  // one level too deep: not matched
-  touch(tmp / "depth.png");             // at the root: no id, not matched
+  touch(tmp / "depth.png");              // at the root: no id, not matched
   const DatasetListing l = list_frames(in);
   EXPECT_EQ(ids_of(l), (std::vector<std::string>{"scene1", "scene2", "scene10"}));
   ASSERT_EQ(l.frames.size(), 3u);
@@ -231,18 +229,19 @@ TEST(ListFrames, CountsUnmatchedFiles) {
     touch(tmp / (std::string("depth/") + id + ".png"));
     touch(tmp / (std::string("mask/") + id + ".png"));
   }
-  touch(tmp / "mask/3.png");        // a mask without its depth
-  touch(tmp / "depth/README");      // a stray README
-  touch(tmp / "depth/4.jpg");       // wrong extension
-  touch(tmp / "color/7.png");       // a color without its depth
-  touch(tmp / "elsewhere/junk");    // not in a folder the patterns read: ignored
-  touch(tmp / "notes.txt");         // ditto
+  touch(tmp / "mask/3.png");      // a mask without its depth
+  touch(tmp / "depth/README");    // a stray README
+  touch(tmp / "depth/4.jpg");     // wrong extension
+  touch(tmp / "color/7.png");     // a color without its depth
+  touch(tmp / "elsewhere/junk");  // not in a folder the patterns read: ignored
+  touch(tmp / "notes.txt");       // ditto
   const DatasetListing l = list_frames(input_at(tmp.path()));
   EXPECT_EQ(ids_of(l), (std::vector<std::string>{"1", "2"}));
   EXPECT_EQ(l.unmatched_files, 4u);
   std::vector<fs::path> ex = l.unmatched_examples;
   std::sort(ex.begin(), ex.end());
-  EXPECT_EQ(ex, (std::vector<fs::path>{tmp / "color/7.png", tmp / "depth/4.jpg", tmp / "depth/README", tmp / "mask/3.png"}));
+  EXPECT_EQ(
+      ex, (std::vector<fs::path>{tmp / "color/7.png", tmp / "depth/4.jpg", tmp / "depth/README", tmp / "mask/3.png"}));
 }
 
 TEST(ListFrames, KeepsAtMostFiveUnmatchedExamples) {

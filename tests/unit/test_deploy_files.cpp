@@ -84,8 +84,10 @@ struct Stage {
 std::vector<Stage> stages(const std::vector<Instruction>& ins) {
   std::vector<Stage> out;
   for (const Instruction& i : ins) {
-    if (i.op == "FROM") out.push_back({i.args, {}});
-    else if (!out.empty()) out.back().body.push_back(i);
+    if (i.op == "FROM")
+      out.push_back({i.args, {}});
+    else if (!out.empty())
+      out.back().body.push_back(i);
   }
   return out;
 }
@@ -112,14 +114,17 @@ void expect_image_shape(const fs::path& file) {
   ASSERT_GE(st.size(), 2u) << file << ": expected a build stage and a runtime stage";
   std::string all_runs;
   for (const Stage& s : st) all_runs += runs_of(s);
-  EXPECT_TRUE(has(all_runs, "bash scripts/docker-steps.sh build ")) << file << " must build with scripts/docker-steps.sh build";
-  EXPECT_TRUE(has(all_runs, "bash scripts/docker-steps.sh stage ")) << file << " must stage with scripts/docker-steps.sh stage";
+  EXPECT_TRUE(has(all_runs, "bash scripts/docker-steps.sh build "))
+      << file << " must build with scripts/docker-steps.sh build";
+  EXPECT_TRUE(has(all_runs, "bash scripts/docker-steps.sh stage "))
+      << file << " must stage with scripts/docker-steps.sh stage";
   expect_no_private_steps(file, all_runs);
 
   const Stage& last = st.back();
   const std::string last_runs = runs_of(last);
   EXPECT_TRUE(has(last_runs, "docker-steps.sh runtime /opt/depthmask"))
-      << file << ": the runtime stage must install its packages with docker-steps.sh runtime (install-deps.sh --runtime)";
+      << file
+      << ": the runtime stage must install its packages with docker-steps.sh runtime (install-deps.sh --runtime)";
   EXPECT_TRUE(has(last_runs, "docker-steps.sh user ")) << file << ": the runtime stage must create its user";
   std::map<std::string, std::string> last_ops;
   for (const Instruction& i : last.body) last_ops[i.op] = i.args;
@@ -186,7 +191,8 @@ TEST(DeployFiles, JetsonImageHasOneStagePairPerJetPackAndItsOwnSm) {
   EXPECT_TRUE(has(args["JP6_BUILD_IMAGE"], "l4t-jetpack:r36.")) << args["JP6_BUILD_IMAGE"];
   EXPECT_TRUE(has(args["JP6_RUNTIME_IMAGE"], "l4t-cuda:12.") && has(args["JP6_RUNTIME_IMAGE"], "-runtime"))
       << args["JP6_RUNTIME_IMAGE"];
-  EXPECT_TRUE(has(args["JP7_BUILD_IMAGE"], ":13.") && has(args["JP7_BUILD_IMAGE"], "-devel-")) << args["JP7_BUILD_IMAGE"];
+  EXPECT_TRUE(has(args["JP7_BUILD_IMAGE"], ":13.") && has(args["JP7_BUILD_IMAGE"], "-devel-"))
+      << args["JP7_BUILD_IMAGE"];
   EXPECT_TRUE(has(args["JP7_RUNTIME_IMAGE"], ":13.") && has(args["JP7_RUNTIME_IMAGE"], "-runtime-"))
       << args["JP7_RUNTIME_IMAGE"];
   // A Jetson runs only SASS of its own sm: Orin 8.7 on JetPack 6, Thor 11.0 on JetPack 7.
@@ -218,13 +224,16 @@ TEST(DeployFiles, JetsonImageHasOneStagePairPerJetPackAndItsOwnSm) {
 
 TEST(DeployFiles, TheSharedStepsUseInstallDepsAndTheReleaseOptions) {
   const std::string steps = read_text(repo() / "scripts" / "docker-steps.sh");
-  EXPECT_TRUE(has(steps, "bash scripts/install-deps.sh\n")) << "docker-steps.sh build must install with install-deps.sh";
-  EXPECT_TRUE(has(steps, "-C cmake/release-options.cmake")) << "docker-steps.sh must configure with the release options";
+  EXPECT_TRUE(has(steps, "bash scripts/install-deps.sh\n"))
+      << "docker-steps.sh build must install with install-deps.sh";
+  EXPECT_TRUE(has(steps, "-C cmake/release-options.cmake"))
+      << "docker-steps.sh must configure with the release options";
   EXPECT_TRUE(has(steps, "install-deps.sh\" --runtime ")) << "the runtime step must use install-deps.sh --runtime";
   // The README's commands (Makefile) and CI build with the same options and packages.
   const std::string make = read_text(repo() / "Makefile");
   EXPECT_TRUE(has(make, "bash scripts/install-deps.sh")) << "Makefile";
-  EXPECT_TRUE(has(make, "-C cmake/release-options.cmake")) << "Makefile must configure with cmake/release-options.cmake";
+  EXPECT_TRUE(has(make, "-C cmake/release-options.cmake"))
+      << "Makefile must configure with cmake/release-options.cmake";
   const std::string ci = read_text(repo() / ".ci" / "run");
   EXPECT_TRUE(has(ci, "bash scripts/install-deps.sh")) << ".ci/run";
   EXPECT_TRUE(has(ci, "scripts/docker-steps.sh build ")) << ".ci/run must run the images' build steps";
@@ -293,10 +302,11 @@ TEST(DeployFiles, ComposeServicesForRunAndLiveOnX86AndJetson) {
 }
 
 TEST(DeployFiles, PlatformConfigsLoadAndSayWhy) {
-  const std::map<std::string, dm::BackendKind> expected = {
-      {"jetson-orin.yaml", dm::BackendKind::ZeroCopy}, {"jetson-thor.yaml", dm::BackendKind::ZeroCopy},
-      {"desktop-gpu.yaml", dm::BackendKind::Copy},     {"cpu.yaml", dm::BackendKind::Cpu},
-      {"default.yaml", dm::BackendKind::Auto}};
+  const std::map<std::string, dm::BackendKind> expected = {{"jetson-orin.yaml", dm::BackendKind::ZeroCopy},
+                                                           {"jetson-thor.yaml", dm::BackendKind::ZeroCopy},
+                                                           {"desktop-gpu.yaml", dm::BackendKind::Copy},
+                                                           {"cpu.yaml", dm::BackendKind::Cpu},
+                                                           {"default.yaml", dm::BackendKind::Auto}};
   for (const auto& [file, kind] : expected) {
     SCOPED_TRACE(file);
     const fs::path p = repo() / "config" / file;

@@ -31,8 +31,10 @@ TEST(ApcCamInfo, MalformedFilesNameFileAndLine) {
   dmtest::write_text(f, "# Color camera intrinsic matrix\n 1 0 2\n 0 1 3\n 0 0 1\n");
   msg = message_of<dm::InputError>([&] { dm::read_apc_cam_info(f); });
   EXPECT_TRUE(Contains(msg, "Depth camera intrinsic"));
-  dmtest::write_text(f, "# Color camera intrinsic matrix\n1 0 2\n0 1 3\n0 0 1\n# Depth camera intrinsic matrix\n1 0 2 0 1 3\n"
-                        "# Depth-to-color camera extrinsic matrix\n1 0 0 0\n");
+  dmtest::write_text(
+      f,
+      "# Color camera intrinsic matrix\n1 0 2\n0 1 3\n0 0 1\n# Depth camera intrinsic matrix\n1 0 2 0 1 3\n"
+      "# Depth-to-color camera extrinsic matrix\n1 0 0 0\n");
   msg = message_of<dm::InputError>([&] { dm::read_apc_cam_info(f); });
   EXPECT_TRUE(Contains(msg, "expected a 3x3 matrix"));
   EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { dm::read_apc_cam_info(dir / "missing.txt"); }), "missing.txt"));

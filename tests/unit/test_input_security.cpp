@@ -4,9 +4,9 @@
 // files the readers take are bounded; and the regression tests of what the fuzzers found.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
-#include <zlib.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -20,9 +20,9 @@
 #include "depthmask/dataset.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/frame_writer.h"
 #include "depthmask/layouts.h"
 #include "depthmask/manifest.h"
-#include "depthmask/outputs.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "layout_fixtures.h"
@@ -111,14 +111,20 @@ TEST(IndexPaths, ConfigKeysParseValidateAndRoundTrip) {
   EXPECT_TRUE(back.input.allow_paths_outside_root);
   EXPECT_EQ(back.input.max_file_bytes, 1000u);
   EXPECT_EQ(back.input.max_image_pixels, 64u);
-  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] { dm::load_config(std::nullopt, {dm::parse_override("input.max_image_pixels=0")}); }),
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>(
+                           [] { dm::load_config(std::nullopt, {dm::parse_override("input.max_image_pixels=0")}); }),
                        "'input.max_image_pixels'"));
-  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] { dm::load_config(std::nullopt, {dm::parse_override("input.max_file_bytes=-5")}); }),
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>(
+                           [] { dm::load_config(std::nullopt, {dm::parse_override("input.max_file_bytes=-5")}); }),
                        "'input.max_file_bytes'"));
-  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] { dm::load_config(std::nullopt, {dm::parse_override("input.allow_paths_outside_root=maybe")}); }),
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] {
+                         dm::load_config(std::nullopt, {dm::parse_override("input.allow_paths_outside_root=maybe")});
+                       }),
                        "expected true or false"));
   // OpenCV takes byte counts as int: larger limits are refused rather than wrapped.
-  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] { dm::load_config(std::nullopt, {dm::parse_override("input.max_file_bytes=3000000000")}); }),
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([] {
+                         dm::load_config(std::nullopt, {dm::parse_override("input.max_file_bytes=3000000000")});
+                       }),
                        "expected an integer in [1, 2147483647]"));
 }
 
@@ -128,7 +134,9 @@ TEST(IndexPaths, ConfigKeysParseValidateAndRoundTrip) {
 // float-cast-overflow), seen while writing fuzz_config.
 TEST(FuzzRegressions, OutputInvalidBeyondFloatRangeIsAConfigError) {
   for (const char* v : {"1e300", "-3.5e38"})
-    EXPECT_TRUE(Contains(message_of<dm::ConfigError>([&] { dm::load_config(std::nullopt, {dm::parse_override(std::string("output.invalid=") + v)}); }),
+    EXPECT_TRUE(Contains(message_of<dm::ConfigError>([&] {
+                           dm::load_config(std::nullopt, {dm::parse_override(std::string("output.invalid=") + v)});
+                         }),
                          "expected 0, nan or a finite 32-bit float number"))
         << v;
   EXPECT_EQ(dm::load_config(std::nullopt, {dm::parse_override("output.invalid=-3.4e38")}).output.invalid, -3.4e38f);
@@ -177,7 +185,8 @@ struct Frame {
 TEST(InputLimits, PngHeaderClaiming100000x100000IsRefusedBeforeDecoding) {
   Frame fr;
   const std::vector<uint8_t> png = png_claiming(100000, 100000);
-  std::ofstream(fr.f.depth, std::ios::binary).write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  std::ofstream(fr.f.depth, std::ios::binary)
+      .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
   auto backend = cpu_backend();
   dm::FrameSlot slot(*backend);
   const std::string msg = message_of<dm::InputError>([&] { slot.load(fr.f, false); });
@@ -187,7 +196,8 @@ TEST(InputLimits, PngHeaderClaiming100000x100000IsRefusedBeforeDecoding) {
   // The same header for an indexed-colour mask (libpng's path, not OpenCV's) is refused the same way.
   std::vector<uint8_t> palette = png;
   palette[25] = 3;  // colour type: palette (the CRC no longer matches: the check comes first)
-  std::ofstream(fr.f.mask, std::ios::binary).write(reinterpret_cast<const char*>(palette.data()), static_cast<std::streamsize>(palette.size()));
+  std::ofstream(fr.f.mask, std::ios::binary)
+      .write(reinterpret_cast<const char*>(palette.data()), static_cast<std::streamsize>(palette.size()));
   dmfix::write_png(fr.f.depth, dmfix::depth16(1));
   EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, false); }), "is a PNG image of 100000x100000"));
 }
@@ -195,7 +205,7 @@ TEST(InputLimits, PngHeaderClaiming100000x100000IsRefusedBeforeDecoding) {
 TEST(InputLimits, ConfiguredPixelLimitAppliesToPngTiffExrAndJpegHeaders) {
   Frame fr;
   auto backend = cpu_backend();
-  dm::FrameSlot slot(*backend);  // enables OpenCV's EXR codec
+  dm::FrameSlot slot(*backend);                             // enables OpenCV's EXR codec
   slot.set_limits(dm::InputLimits{uint64_t{1} << 30, 47});  // the fixtures are 8x6 = 48 pixels
   EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, false); }), "is a PNG image of 8x6 pixels"));
   cv::Mat f32(dmfix::kH, dmfix::kW, CV_32FC1, cv::Scalar(1.5f));
@@ -203,7 +213,8 @@ TEST(InputLimits, ConfiguredPixelLimitAppliesToPngTiffExrAndJpegHeaders) {
     fr.f.depth = fr.tmp / (std::string("depth.") + ext);
     ASSERT_TRUE(cv::imwrite(fr.f.depth.string(), f32));
     const std::string format = std::string(ext) == "tiff" ? "TIFF" : "EXR";
-    EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, false); }), "is a " + format + " image of 8x6 pixels"))
+    EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, false); }),
+                         "is a " + format + " image of 8x6 pixels"))
         << ext;
   }
   fr.f.color = fr.tmp / "color.jpg";
@@ -214,7 +225,8 @@ TEST(InputLimits, ConfiguredPixelLimitAppliesToPngTiffExrAndJpegHeaders) {
   EXPECT_EQ(slot.color().size(), cv::Size(dmfix::kW, dmfix::kH));
   // A JPEG color image larger than the limit: 9x6.
   ASSERT_TRUE(cv::imwrite(fr.f.color.string(), cv::Mat(6, 9, CV_8UC3, cv::Scalar(1, 2, 3))));
-  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, true); }), "color file '" + fr.f.color.string() + "' is a JPEG image of 9x6"));
+  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, true); }),
+                       "color file '" + fr.f.color.string() + "' is a JPEG image of 9x6"));
 }
 
 TEST(InputLimits, FileLargerThanMaxFileBytesIsNotRead) {

@@ -532,8 +532,9 @@ TEST(ApcLayout, RawDepthAndExplicitEncoding) {
 TEST(ApcLayout, DepthDistortionJoinsTheGeometryAndNeedsOne) {
   TempDir tmp;
   dmfix::write_apc(tmp.path());
-  const std::vector<std::string> distortion = {"registration.depth_distortion={model: inverse_brown_conrady, "
-                                               "coeffs: [0.14, 0.12, 0.0044, 0.0056, -0.078]}"};
+  const std::vector<std::string> distortion = {
+      "registration.depth_distortion={model: inverse_brown_conrady, "
+      "coeffs: [0.14, 0.12, 0.0044, 0.0056, -0.078]}"};
   std::vector<std::string> sets = distortion;
   sets.push_back("input.depth=raw/frame-{id}.depth.png");
   const dm::ResolvedInput r = resolve(tmp.path(), sets);

@@ -90,7 +90,8 @@ TEST(LiveMasks, StaticMaskAloneEqualsRunMaskWithThatMask) {
   for (const auto& [seq, out] : outputs) {
     cv::Mat depth, unused;
     dmtest::fake_frame(seq, kW, kH, depth, unused);
-    EXPECT_TRUE(dmtest::SameBits(run_mask(depth, roi, dm::union_mask_params(dm::mask_params(c))), out)) << "frame " << seq;
+    EXPECT_TRUE(dmtest::SameBits(run_mask(depth, roi, dm::union_mask_params(dm::mask_params(c))), out))
+        << "frame " << seq;
   }
 }
 
@@ -105,7 +106,8 @@ TEST(LiveMasks, StaticMaskIsAndedWithTheMaskStream) {
   const auto outputs = run(c, true);
   ASSERT_EQ(outputs.size(), kFrames);
   for (const auto& [seq, out] : outputs)
-    EXPECT_TRUE(dmtest::SameBits(outside_roi_invalid(dmtest::gold_frame(c, seq, kW, kH), roi, -1.0f), out)) << "frame " << seq;
+    EXPECT_TRUE(dmtest::SameBits(outside_roi_invalid(dmtest::gold_frame(c, seq, kW, kH), roi, -1.0f), out))
+        << "frame " << seq;
 }
 
 TEST(LiveMasks, DepthBandAloneKeepsDepthInTheBand) {
@@ -133,7 +135,8 @@ TEST(LiveMasks, DepthBandOnTopOfTheMaskStreamNarrowsTheDepthRange) {
   const dm::Config gold = with_depth_range(3.0, 5.5);
   const auto outputs = run(c, true);
   ASSERT_EQ(outputs.size(), kFrames);
-  for (const auto& [seq, out] : outputs) EXPECT_TRUE(dmtest::SameBits(dmtest::gold_frame(gold, seq, kW, kH), out)) << "frame " << seq;
+  for (const auto& [seq, out] : outputs)
+    EXPECT_TRUE(dmtest::SameBits(dmtest::gold_frame(gold, seq, kW, kH), out)) << "frame " << seq;
 }
 
 TEST(LiveMasks, StreamStaticAndDepthBandTogether) {
@@ -147,7 +150,8 @@ TEST(LiveMasks, StreamStaticAndDepthBandTogether) {
   const auto outputs = run(c, true);
   ASSERT_EQ(outputs.size(), kFrames);
   for (const auto& [seq, out] : outputs)
-    EXPECT_TRUE(dmtest::SameBits(outside_roi_invalid(dmtest::gold_frame(gold, seq, kW, kH), roi, 0.0f), out)) << "frame " << seq;
+    EXPECT_TRUE(dmtest::SameBits(outside_roi_invalid(dmtest::gold_frame(gold, seq, kW, kH), roi, 0.0f), out))
+        << "frame " << seq;
 }
 
 TEST(LiveMasks, FramesWithoutAnyMaskFail) {
@@ -166,7 +170,8 @@ TEST(LiveMasks, StaticMaskOfAnotherSizeIsAnInputErrorNamingTheFileAndBothSizes) 
   c.live.mask.static_file = dir / "small.png";
   auto backend = dmtest::cpu_backend();
   FakeSource src(kW, kH, 3);
-  const std::string msg = dmtest::message_of<dm::InputError>([&] { dm::run_live(c, *backend, src, dm::LiveLimits{}, nullptr); });
+  const std::string msg =
+      dmtest::message_of<dm::InputError>([&] { dm::run_live(c, *backend, src, dm::LiveLimits{}, nullptr); });
   EXPECT_TRUE(dmtest::Contains(msg, (dir / "small.png").string()));
   EXPECT_TRUE(dmtest::Contains(msg, "12x10"));
   EXPECT_TRUE(dmtest::Contains(msg, "37x29"));
@@ -178,7 +183,8 @@ TEST(LiveMasks, StaticMaskThatCannotBeReadFailsAtTheStart) {
   c.live.mask.static_file = dir / "missing.png";
   auto backend = dmtest::cpu_backend();
   FakeSource src(kW, kH, 3);
-  std::string msg = dmtest::message_of<dm::InputError>([&] { dm::run_live(c, *backend, src, dm::LiveLimits{}, nullptr); });
+  std::string msg =
+      dmtest::message_of<dm::InputError>([&] { dm::run_live(c, *backend, src, dm::LiveLimits{}, nullptr); });
   EXPECT_TRUE(dmtest::Contains(msg, "live.mask.static"));
   EXPECT_TRUE(dmtest::Contains(msg, (dir / "missing.png").string()));
   EXPECT_EQ(src.opens.load(), 0);
@@ -192,11 +198,13 @@ TEST(LiveMasks, StaticMaskThatCannotBeReadFailsAtTheStart) {
 TEST(LiveMasks, ConfigKeysAreValidatedAndNameTheKey) {
   dmtest::TempDir dir;
   const auto error_of = [&](const std::string& set) {
-    return dmtest::message_of<dm::ConfigError>([&] { dm::load_config(std::nullopt, {dm::parse_override(set)}, dir.path()); });
+    return dmtest::message_of<dm::ConfigError>(
+        [&] { dm::load_config(std::nullopt, {dm::parse_override(set)}, dir.path()); });
   };
-  for (const char* bad : {"live.mask.depth_band=[1]", "live.mask.depth_band=[1, 2, 3]", "live.mask.depth_band=2",
-                          "live.mask.depth_band=[2, 1]", "live.mask.depth_band=[1, 1]", "live.mask.depth_band=[0, .inf]",
-                          "live.mask.depth_band=[nan, 1]", "live.mask.depth_band=[a, 1]"})
+  for (const char* bad :
+       {"live.mask.depth_band=[1]", "live.mask.depth_band=[1, 2, 3]", "live.mask.depth_band=2",
+        "live.mask.depth_band=[2, 1]", "live.mask.depth_band=[1, 1]", "live.mask.depth_band=[0, .inf]",
+        "live.mask.depth_band=[nan, 1]", "live.mask.depth_band=[a, 1]"})
     EXPECT_TRUE(dmtest::Contains(error_of(bad), "'live.mask.depth_band'")) << bad;
   EXPECT_TRUE(dmtest::Contains(error_of("live.mask.static=[a]"), "'live.mask.static'"));
   EXPECT_TRUE(dmtest::Contains(error_of("live.mask.hsv=1"), "unknown config key 'live.mask.hsv'"));
@@ -206,7 +214,8 @@ TEST(LiveMasks, ConfigKeysAreValidatedAndNameTheKey) {
 TEST(LiveMasks, KeysArePrintedReadBackAndLeaveTheManifestHashAlone) {
   dmtest::TempDir dir;
   const dm::Config c = dm::load_config(
-      std::nullopt, {dm::parse_override("live.mask.static=roi.png"), dm::parse_override("live.mask.depth_band=[0.4, 1.25]")},
+      std::nullopt,
+      {dm::parse_override("live.mask.static=roi.png"), dm::parse_override("live.mask.depth_band=[0.4, 1.25]")},
       dir.path());
   EXPECT_EQ(c.live.mask.static_file, dir / "roi.png");
   ASSERT_TRUE(c.live.mask.depth_band);

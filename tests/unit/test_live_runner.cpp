@@ -10,8 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -60,12 +60,11 @@ class Recorder : public dm::LiveObserver {
 };
 
 void expect_gold(const dm::Config& c, const std::map<uint64_t, cv::Mat>& outputs) {
-  for (const auto& [seq, out] : outputs) EXPECT_TRUE(dmtest::SameBits(dmtest::gold_frame(c, seq, kW, kH), out)) << "frame " << seq;
+  for (const auto& [seq, out] : outputs)
+    EXPECT_TRUE(dmtest::SameBits(dmtest::gold_frame(c, seq, kW, kH), out)) << "frame " << seq;
 }
 
-void expect_accounted(const dm::LiveSummary& s) {
-  EXPECT_EQ(s.captured, s.processed + s.drops_overflow + s.failed);
-}
+void expect_accounted(const dm::LiveSummary& s) { EXPECT_EQ(s.captured, s.processed + s.drops_overflow + s.failed); }
 
 // Waits (up to 20 s, so a bug fails rather than hangs) until pred().
 template <class P>
@@ -257,7 +256,8 @@ TEST(LiveRunner, WritesEveryNthFrameWithTheBatchWriter) {
   const dm::LiveSummary s = dm::run_live(c, *backend, src, {}, nullptr);
   EXPECT_EQ(s.written, 3u);
   EXPECT_EQ(s.processed, 9u);
-  for (const char* id : {"f2", "f5", "f8"}) EXPECT_TRUE(std::filesystem::exists(tmp / "out" / (std::string(id) + ".tiff"))) << id;
+  for (const char* id : {"f2", "f5", "f8"})
+    EXPECT_TRUE(std::filesystem::exists(tmp / "out" / (std::string(id) + ".tiff"))) << id;
   EXPECT_FALSE(std::filesystem::exists(tmp / "out" / "f0.tiff"));
 }
 
@@ -343,8 +343,10 @@ TEST(LiveRunner, PreviewWithAnUnreachableDisplayIsOffAndEveryFrameIsProcessed) {
   FakeSource src(kW, kH, 12);
   Recorder rec;
   const dm::LiveSummary s = dm::run_live(c, *backend, src, {}, nullptr, &rec);
-  if (old) ::setenv("DISPLAY", saved.c_str(), 1);
-  else ::unsetenv("DISPLAY");
+  if (old)
+    ::setenv("DISPLAY", saved.c_str(), 1);
+  else
+    ::unsetenv("DISPLAY");
   EXPECT_EQ(s.processed, 12u);
   EXPECT_EQ(s.previewed, 0u);
   expect_gold(c, rec.outputs);

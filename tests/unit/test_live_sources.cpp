@@ -4,8 +4,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio/registry.hpp>
 
-#include <cstdlib>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 
 #include "depthmask/errors.h"
@@ -163,7 +163,9 @@ TEST(ReplaySource, InputLimitsApplyBeforeReadingAndDecoding) {
   auto s = open_source("replay://" + dir.path().string() + "?fps=0", c);
   dm::CapturedFrame f;
   std::string m = dmtest::message_of<dm::InputError>([&] { s->read(f); });
-  EXPECT_TRUE(Contains(m, "depth file '" + (dir.path() / "depth" / "000000.png").string() + "' is a PNG image of 32x24 pixels")) << m;
+  EXPECT_TRUE(
+      Contains(m, "depth file '" + (dir.path() / "depth" / "000000.png").string() + "' is a PNG image of 32x24 pixels"))
+      << m;
   EXPECT_TRUE(Contains(m, "input.max_image_pixels")) << m;
   c = dm::Config{};
   c.input.max_file_bytes = 10;
@@ -222,10 +224,9 @@ TEST(ReplaySource, ApcSceneFromSharedData) {
   while (s->read(f)) {
     const std::string id = "00000" + std::to_string(n);
     EXPECT_EQ(f.id, id);
-    EXPECT_TRUE(SameBits(
-        f.depth, cv::imread((scene / ("frame-" + id + ".depth.png")).string(), cv::IMREAD_UNCHANGED)));
-    EXPECT_TRUE(SameBits(
-        f.mask, cv::imread((scene / "segm" / ("frame-" + id + ".segm.png")).string(), cv::IMREAD_UNCHANGED)));
+    EXPECT_TRUE(SameBits(f.depth, cv::imread((scene / ("frame-" + id + ".depth.png")).string(), cv::IMREAD_UNCHANGED)));
+    EXPECT_TRUE(
+        SameBits(f.mask, cv::imread((scene / "segm" / ("frame-" + id + ".segm.png")).string(), cv::IMREAD_UNCHANGED)));
     EXPECT_EQ(f.depth.type(), CV_16UC1);
     EXPECT_EQ(f.color.type(), CV_8UC3);
     ++n;

@@ -44,8 +44,6 @@ std::unique_ptr<depthmask::MemoryBackend> cpu_backend() {
                                  depthmask::PlatformInfo{});
 }
 
-
-
 void write_image(const fs::path& p, const cv::Mat& m) {
   fs::create_directories(p.parent_path());
   ASSERT_TRUE(cv::imwrite(p.string(), m)) << p;
@@ -70,12 +68,13 @@ FrameEntry entry(const fs::path& depth, const fs::path& mask, const fs::path& co
   return f;
 }
 
-
 // Expected output of one pixel, stated as a value (NaN for "invalid" when invalid is NaN).
 void expect_pixel(const cv::Mat& out, int y, int x, float want) {
   const float got = out.at<float>(y, x);
-  if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << "pixel (" << x << "," << y << ") = " << got << ", want NaN";
-  else EXPECT_EQ(got, want) << "pixel (" << x << "," << y << ")";
+  if (std::isnan(want))
+    EXPECT_TRUE(std::isnan(got)) << "pixel (" << x << "," << y << ") = " << got << ", want NaN";
+  else
+    EXPECT_EQ(got, want) << "pixel (" << x << "," << y << ")";
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -118,9 +117,9 @@ TEST(FrameSlotLoad, Png16DepthAnd8BitMaskWithThreshold) {
     bool keep;
   };
   const Px px[3][3] = {
-      {{1500, 200, true}, {0, 200, false}, {499, 200, false}},       // no measurement; below min
-      {{500, 255, true}, {2000, 11, true}, {2001, 200, false}},      // min and max inclusive; above max
-      {{1000, 10, false}, {1000, 0, false}, {65535, 255, false}},    // mask == threshold; mask 0; far
+      {{1500, 200, true}, {0, 200, false}, {499, 200, false}},     // no measurement; below min
+      {{500, 255, true}, {2000, 11, true}, {2001, 200, false}},    // min and max inclusive; above max
+      {{1000, 10, false}, {1000, 0, false}, {65535, 255, false}},  // mask == threshold; mask 0; far
   };
   cv::Mat depth(3, 3, CV_16UC1), mask(3, 3, CV_8UC1);
   for (int y = 0; y < 3; ++y)
@@ -177,10 +176,9 @@ TEST(FrameSlotLoad, FloatTiffDepthAnd16BitMaskWithLabels) {
   };
   // Labels {1000, 48}, range [0.1, 5] m, invalid NaN.
   const Px px[] = {
-      {1.25f, 1000, true}, {1.25f, 48, true},   {1.25f, 49, false},  {kNaN, 1000, false},
-      {kInf, 1000, false}, {-0.5f, 1000, false}, {0.0f, 48, false},  {0.05f, 48, false},
-      {5.0f, 48, true},    {5.5f, 48, false},    {3.0f, 65535, false}, {0.1f, 1000, true},
-      {0.75f, 0, false},   {-kInf, 48, false},   {4.0f, 1000, true},
+      {1.25f, 1000, true},  {1.25f, 48, true},  {1.25f, 49, false}, {kNaN, 1000, false}, {kInf, 1000, false},
+      {-0.5f, 1000, false}, {0.0f, 48, false},  {0.05f, 48, false}, {5.0f, 48, true},    {5.5f, 48, false},
+      {3.0f, 65535, false}, {0.1f, 1000, true}, {0.75f, 0, false},  {-kInf, 48, false},  {4.0f, 1000, true},
   };
   const int n = static_cast<int>(std::size(px));
   cv::Mat depth(3, 5, CV_32FC1), mask(3, 5, CV_16UC1);
@@ -483,7 +481,8 @@ struct DefaultAllocatorScope {
 };
 
 // Writes frame `seed` of the given size: random 16-bit depth (mm) and 8-bit mask.
-FrameEntry write_frame(const fs::path& dir, int seed, cv::Size size, cv::Mat* depth_out = nullptr, cv::Mat* mask_out = nullptr) {
+FrameEntry write_frame(const fs::path& dir, int seed, cv::Size size, cv::Mat* depth_out = nullptr,
+                       cv::Mat* mask_out = nullptr) {
   cv::Mat depth(size, CV_16UC1), mask(size, CV_8UC1);
   cv::RNG rng(static_cast<uint64_t>(seed) + 1);
   rng.fill(depth, cv::RNG::UNIFORM, 0, 4000);

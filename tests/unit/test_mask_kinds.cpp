@@ -27,7 +27,7 @@
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_rule.h"
 #include "depthmask/pipeline.h"
-#include "depthmask/units.h"
+#include "depthmask/unit_check.h"
 #include "test_support.h"
 
 namespace dm = depthmask;
@@ -79,7 +79,8 @@ void write_palette_png(const fs::path& path, const cv::Mat& indices, int bit_dep
   png_infop info = png_create_info_struct(png);
   std::vector<png_color> palette(static_cast<size_t>(colors));
   for (int i = 0; i < colors; ++i)
-    palette[static_cast<size_t>(i)] = {static_cast<png_byte>((i * 37 + 200) % 256), static_cast<png_byte>((255 - i * 53) & 255),
+    palette[static_cast<size_t>(i)] = {static_cast<png_byte>((i * 37 + 200) % 256),
+                                       static_cast<png_byte>((255 - i * 53) & 255),
                                        static_cast<png_byte>((i * 91 + 17) % 256)};
   std::vector<png_byte> alpha(static_cast<size_t>(colors), 128);
   std::vector<png_bytep> rows(static_cast<size_t>(indices.rows));
@@ -88,8 +89,8 @@ void write_palette_png(const fs::path& path, const cv::Mat& indices, int bit_dep
   if (!setjmp(png_jmpbuf(png))) {
     png_init_io(png, fp);
     png_set_IHDR(png, info, static_cast<png_uint_32>(indices.cols), static_cast<png_uint_32>(indices.rows), bit_depth,
-                 PNG_COLOR_TYPE_PALETTE, interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
+                 PNG_COLOR_TYPE_PALETTE, interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_PLTE(png, info, palette.data(), colors);
     if (trns) png_set_tRNS(png, info, alpha.data(), colors, nullptr);
     png_write_info(png, info);
@@ -141,8 +142,7 @@ TEST(DepthEncoding, ApcDecodeOfKnownWords) {
   EXPECT_EQ(dm::decode_depth_raw(0, p), 0) << "a stored 0 stays no measurement";
   EXPECT_EQ(dm::decode_depth_raw(65535, p), 65535);
   // Every word round-trips.
-  for (uint32_t v = 1; v < 65536; ++v)
-    ASSERT_EQ(dm::decode_depth_raw(apc_encode(static_cast<uint16_t>(v)), p), v) << v;
+  for (uint32_t v = 1; v < 65536; ++v) ASSERT_EQ(dm::decode_depth_raw(apc_encode(static_cast<uint16_t>(v)), p), v) << v;
   // Plain is the identity.
   p.apc_encoding = false;
   EXPECT_EQ(dm::decode_depth_raw(44000, p), 44000);
@@ -245,9 +245,11 @@ TEST(ThresholdFraction, EqualsTheUpstreamDoubleTestForEveryMaskValue) {
     dm::MaskParams p;
     dm::set_threshold_fraction(p, f);
     for (uint32_t m = 0; m <= 255; ++m)
-      ASSERT_EQ(dm::mask_keeps(static_cast<uint8_t>(m), p), static_cast<double>(m) / 255.0 > f) << "f " << f << " m " << m;
+      ASSERT_EQ(dm::mask_keeps(static_cast<uint8_t>(m), p), static_cast<double>(m) / 255.0 > f)
+          << "f " << f << " m " << m;
     for (uint32_t m = 0; m <= 65535; ++m)
-      ASSERT_EQ(dm::mask_keeps(static_cast<uint16_t>(m), p), static_cast<double>(m) / 65535.0 > f) << "f " << f << " m " << m;
+      ASSERT_EQ(dm::mask_keeps(static_cast<uint16_t>(m), p), static_cast<double>(m) / 65535.0 > f)
+          << "f " << f << " m " << m;
   }
 }
 
@@ -298,10 +300,10 @@ TEST_P(PaletteMask, LoaderKeepsPaletteIndices) {
   EXPECT_TRUE(dmtest::SameBits(slot.mask(), other));
 }
 
-INSTANTIATE_TEST_SUITE_P(BitDepths, PaletteMask,
-                         ::testing::Combine(::testing::Values(1, 2, 4, 8), ::testing::Bool()),
+INSTANTIATE_TEST_SUITE_P(BitDepths, PaletteMask, ::testing::Combine(::testing::Values(1, 2, 4, 8), ::testing::Bool()),
                          [](const ::testing::TestParamInfo<PaletteMask::ParamType>& i) {
-                           return "bits" + std::to_string(std::get<0>(i.param)) + (std::get<1>(i.param) ? "_adam7" : "");
+                           return "bits" + std::to_string(std::get<0>(i.param)) +
+                                  (std::get<1>(i.param) ? "_adam7" : "");
                          });
 
 TEST(PaletteMaskErrors, CorruptOrTruncatedPaletteMaskNamesTheFile) {
@@ -310,7 +312,9 @@ TEST(PaletteMaskErrors, CorruptOrTruncatedPaletteMaskNamesTheFile) {
   write_png(tmp / "depth.png", cv::Mat(40, 50, CV_16UC1, cv::Scalar(1000)));
   std::vector<uint8_t> bytes = dmtest::read_bytes(tmp / "good.png");
   // Truncated in the middle of the image data.
-  dmtest::write_bytes(tmp / "truncated.png", std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2)));
+  dmtest::write_bytes(
+      tmp / "truncated.png",
+      std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2)));
   // Image data bytes flipped (the CRC no longer matches).
   std::vector<uint8_t> flipped = bytes;
   for (size_t i = 60; i < flipped.size() - 20; ++i) flipped[i] = static_cast<uint8_t>(flipped[i] ^ 0x5A);
@@ -326,7 +330,8 @@ TEST(PaletteMaskErrors, CorruptOrTruncatedPaletteMaskNamesTheFile) {
   }
   // Size mismatch with the depth names both files.
   write_palette_png(tmp / "small.png", index_pattern(4, 5, 4), 2, 4, false, false);
-  const std::string msg = message_of<dm::InputError>([&] { slot.load(entry(tmp / "depth.png", tmp / "small.png"), false); });
+  const std::string msg =
+      message_of<dm::InputError>([&] { slot.load(entry(tmp / "depth.png", tmp / "small.png"), false); });
   EXPECT_TRUE(Contains(msg, "small.png"));
   EXPECT_TRUE(Contains(msg, "5x4"));
 }
@@ -340,16 +345,16 @@ struct Instances {
   TempDir tmp;
   dm::FrameEntry frame;
   cv::Mat a = (cv::Mat_<uint8_t>(4, 6) << 255, 255, 0, 0, 0, 0,  //
-               255, 255, 0, 0, 0, 0,                              //
-               0, 0, 0, 0, 0, 0,                                  //
+               255, 255, 0, 0, 0, 0,                             //
+               0, 0, 0, 0, 0, 0,                                 //
                0, 0, 0, 0, 0, 0);
   cv::Mat b = (cv::Mat_<uint8_t>(4, 6) << 0, 0, 0, 0, 255, 255,  //
-               0, 0, 0, 0, 0, 255,                                //
-               0, 0, 0, 0, 0, 0,                                  //
+               0, 0, 0, 0, 0, 255,                               //
+               0, 0, 0, 0, 0, 0,                                 //
                255, 0, 0, 0, 0, 0);
-  cv::Mat c = (cv::Mat_<uint16_t>(4, 6) << 0, 0, 0, 0, 0, 0,      //
-               0, 0, 40000, 30000, 0, 0,                          //
-               0, 0, 65535, 1, 0, 0,                              //
+  cv::Mat c = (cv::Mat_<uint16_t>(4, 6) << 0, 0, 0, 0, 0, 0,  //
+               0, 0, 40000, 30000, 0, 0,                      //
+               0, 0, 65535, 1, 0, 0,                          //
                0, 0, 0, 0, 0, 0);
   Instances() {
     cv::Mat depth(4, 6, CV_16UC1);
@@ -379,8 +384,8 @@ TEST(PerInstance, UnionKeepsAPixelWhenAnyInstanceKeepsIt) {
   slot.load_depth(in.frame, false);
   slot.load_instance_union(in.frame, p);
   const cv::Mat want_mask = (cv::Mat_<uint8_t>(4, 6) << 255, 255, 0, 0, 255, 255,  //
-                             255, 255, 255, 0, 0, 255,                               //
-                             0, 0, 255, 0, 0, 0,                                     //
+                             255, 255, 255, 0, 0, 255,                             //
+                             0, 0, 255, 0, 0, 0,                                   //
                              255, 0, 0, 0, 0, 0);
   EXPECT_TRUE(dmtest::SameBits(slot.mask(), want_mask));
   slot.run_mask(dm::union_mask_params(p));
@@ -405,8 +410,9 @@ TEST(PerInstance, ProcessFrameWritesTheUnionOrOneOutputPerInstanceFromOneDepthDe
     fs::create_directories(c.output.dir);
     std::vector<std::string> ids;
     dm::FrameWriter writer(c, *backend);
-    dm::process_frame(c, in.frame, slot, dm::mask_params(c), [&](const dm::FrameSlot&, const std::string& id) { ids.push_back(id); },
-                      &writer);
+    dm::process_frame(
+        c, in.frame, slot, dm::mask_params(c), [&](const dm::FrameSlot&, const std::string& id) { ids.push_back(id); },
+        &writer);
     EXPECT_EQ(ids, std::vector<std::string>{"000007"});
     EXPECT_TRUE(fs::exists(c.output.dir / "000007.npy"));
   }
@@ -416,17 +422,21 @@ TEST(PerInstance, ProcessFrameWritesTheUnionOrOneOutputPerInstanceFromOneDepthDe
   std::vector<std::string> ids;
   dm::FrameWriter writer(c, *backend);
   // The depth file disappears after the first pass: the later instances must not read it again.
-  dm::process_frame(c, in.frame, slot, dm::mask_params(c), [&](const dm::FrameSlot&, const std::string& id) {
-    ids.push_back(id);
-    fs::remove(in.frame.depth);
-  }, &writer);
+  dm::process_frame(
+      c, in.frame, slot, dm::mask_params(c),
+      [&](const dm::FrameSlot&, const std::string& id) {
+        ids.push_back(id);
+        fs::remove(in.frame.depth);
+      },
+      &writer);
   EXPECT_EQ(ids, (std::vector<std::string>{"000007_000000", "000007_000001", "000007_000002"}));
   const cv::Mat inst_c = cv::imread((c.output.dir / "000007_000002.tiff").string(), cv::IMREAD_UNCHANGED);
   ASSERT_EQ(inst_c.type(), CV_32FC1);
   // Threshold 0 on instance c: every non-zero probability is kept.
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 6; ++x)
-      EXPECT_EQ(inst_c.at<float>(y, x), in.c.at<uint16_t>(y, x) > 0 ? Instances::depth_at(y, x) : 0.0f) << x << "," << y;
+      EXPECT_EQ(inst_c.at<float>(y, x), in.c.at<uint16_t>(y, x) > 0 ? Instances::depth_at(y, x) : 0.0f)
+          << x << "," << y;
   const cv::Mat inst_a = cv::imread((c.output.dir / "000007_000000.tiff").string(), cv::IMREAD_UNCHANGED);
   EXPECT_EQ(cv::countNonZero(inst_a), 3) << "instance a minus the hole at (0,0)";
   EXPECT_FALSE(fs::exists(c.output.dir / "000007.tiff"));
@@ -466,7 +476,8 @@ cv::Mat erode_case(int n) {
 
 void expect_keep_grid(const cv::Mat& out, const int (&keep)[6][7]) {
   for (int y = 0; y < 6; ++y)
-    for (int x = 0; x < 7; ++x) EXPECT_EQ(out.at<float>(y, x), keep[y][x] ? 2.0f : -1.0f) << "at (" << x << ", " << y << ")";
+    for (int x = 0; x < 7; ++x)
+      EXPECT_EQ(out.at<float>(y, x), keep[y][x] ? 2.0f : -1.0f) << "at (" << x << ", " << y << ")";
 }
 
 // Straight from the definition: every mask test in the clipped square window passes.
@@ -477,7 +488,8 @@ cv::Mat erode_reference(const cv::Mat& depth, const cv::Mat& mask, const dm::Mas
       bool all = true;
       for (int v = std::max(0, y - p.erode); v <= std::min(depth.rows - 1, y + p.erode); ++v)
         for (int u = std::max(0, x - p.erode); u <= std::min(depth.cols - 1, x + p.erode); ++u)
-          all = all && (mask.type() == CV_8UC1 ? dm::mask_keeps(mask.at<uint8_t>(v, u), p) : dm::mask_keeps(mask.at<uint16_t>(v, u), p));
+          all = all && (mask.type() == CV_8UC1 ? dm::mask_keeps(mask.at<uint8_t>(v, u), p)
+                                               : dm::mask_keeps(mask.at<uint16_t>(v, u), p));
       out.at<float>(y, x) = depth.type() == CV_16UC1 ? dm::depth_pixel(depth.at<uint16_t>(y, x), all, p)
                                                      : dm::depth_pixel(depth.at<float>(y, x), all, p);
     }
@@ -518,8 +530,10 @@ TEST(Erode, CpuLoopEqualsTheDefinitionOnRandomMasks) {
         for (int x = 0; x < size.width; ++x) {
           depth.at<uint16_t>(y, x) = static_cast<uint16_t>(pick(rng) == 0 ? 0 : d(rng));
           const int v = pick(rng) == 0 ? 0 : 200;  // mostly kept, scattered zeros
-          if (mtype == CV_8UC1) mask.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
-          else mask.at<uint16_t>(y, x) = static_cast<uint16_t>(v * 250);
+          if (mtype == CV_8UC1)
+            mask.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
+          else
+            mask.at<uint16_t>(y, x) = static_cast<uint16_t>(v * 250);
         }
       for (const int n : {1, 2, 3, 4, 9, 16}) {
         for (const bool invert : {false, true}) {
@@ -562,7 +576,8 @@ TEST(UnitCheck, WarningNamesTheScaleThatWouldMakeTheMedianPlausible) {
   // magnitude only, so TUM's 1/5000 is never guessed).
   EXPECT_EQ(dm::depth_unit_warning(4.1, 0.001, false), "");
   // Both preset units plausible: the one fewer decades away (0.1 mm from 1e-5, not mm).
-  EXPECT_TRUE(Contains(dm::depth_unit_warning(0.0523, 0.00001, false), "with depth.scale 0.0001 (0.1mm) it would be 0.523 m"));
+  EXPECT_TRUE(
+      Contains(dm::depth_unit_warning(0.0523, 0.00001, false), "with depth.scale 0.0001 (0.1mm) it would be 0.523 m"));
   // Millimetres read as 0.1 mm: 0.05 m -> 0.5 m at 0.001.
   const std::string near = dm::depth_unit_warning(0.0523, 0.0001, false);
   EXPECT_TRUE(Contains(near, "median masked depth 0.0523 m at depth.scale 0.0001"));
@@ -595,10 +610,11 @@ TEST(UnitCheck, MedianOfKeptPixels) {
 
 namespace {
 fs::path apc_scene() { return dmtest::shared_data_dir() / "apc-vision-toolbox" / "scene-0000"; }
-#define DM_REQUIRE_APC()                                                                                           \
-  do {                                                                                                             \
-    if (!fs::exists(apc_scene() / "frame-000000.depth.png"))                                                      \
-      GTEST_SKIP() << "real data not present: " << apc_scene() << " (set DEPTHMASK_TEST_DATA to the shared data folder)"; \
+#define DM_REQUIRE_APC()                                                      \
+  do {                                                                        \
+    if (!fs::exists(apc_scene() / "frame-000000.depth.png"))                  \
+      GTEST_SKIP() << "real data not present: " << apc_scene()                \
+                   << " (set DEPTHMASK_TEST_DATA to the shared data folder)"; \
   } while (0)
 
 size_t kept(const cv::Mat& out) { return static_cast<size_t>(cv::countNonZero(out > 0.0f)); }
@@ -690,11 +706,13 @@ TEST(RealApc, PerInstanceObjectsFromTheGroundTruthUnionToTheSegmCount) {
   auto backend = cpu_backend();
   dm::FrameSlot slot(*backend);
   std::vector<size_t> counts;
-  dm::process_frame(c, f, slot, dm::mask_params(c), [&](const dm::FrameSlot& s, const std::string&) { counts.push_back(kept(s.out())); });
+  dm::process_frame(c, f, slot, dm::mask_params(c),
+                    [&](const dm::FrameSlot& s, const std::string&) { counts.push_back(kept(s.out())); });
   EXPECT_EQ(counts, (std::vector<size_t>{3952, 12851, 8075, 1607}));
   c.mask.per_instance = false;
   counts.clear();
-  dm::process_frame(c, f, slot, dm::mask_params(c), [&](const dm::FrameSlot& s, const std::string&) { counts.push_back(kept(s.out())); });
+  dm::process_frame(c, f, slot, dm::mask_params(c),
+                    [&](const dm::FrameSlot& s, const std::string&) { counts.push_back(kept(s.out())); });
   EXPECT_EQ(counts, std::vector<size_t>{26485});
 }
 
@@ -710,11 +728,12 @@ cv::Mat rule_reference(const cv::Mat& depth, const cv::Mat& mask, const dm::Mask
   for (int y = 0; y < depth.rows; ++y)
     for (int x = 0; x < depth.cols; ++x) {
       const uint32_t m = mask.type() == CV_8UC1 ? mask.at<uint8_t>(y, x) : mask.at<uint16_t>(y, x);
-      out.at<float>(y, x) = depth.type() == CV_16UC1
-                                ? (mask.type() == CV_8UC1 ? dm::mask_pixel(depth.at<uint16_t>(y, x), static_cast<uint8_t>(m), p)
-                                                          : dm::mask_pixel(depth.at<uint16_t>(y, x), static_cast<uint16_t>(m), p))
-                                : (mask.type() == CV_8UC1 ? dm::mask_pixel(depth.at<float>(y, x), static_cast<uint8_t>(m), p)
-                                                          : dm::mask_pixel(depth.at<float>(y, x), static_cast<uint16_t>(m), p));
+      out.at<float>(y, x) =
+          depth.type() == CV_16UC1
+              ? (mask.type() == CV_8UC1 ? dm::mask_pixel(depth.at<uint16_t>(y, x), static_cast<uint8_t>(m), p)
+                                        : dm::mask_pixel(depth.at<uint16_t>(y, x), static_cast<uint16_t>(m), p))
+              : (mask.type() == CV_8UC1 ? dm::mask_pixel(depth.at<float>(y, x), static_cast<uint8_t>(m), p)
+                                        : dm::mask_pixel(depth.at<float>(y, x), static_cast<uint16_t>(m), p));
     }
   return out;
 }
@@ -722,8 +741,14 @@ cv::Mat rule_reference(const cv::Mat& depth, const cv::Mat& mask, const dm::Mask
 // Edge values first (so narrow rows still meet them), then random ones.
 cv::Mat edge_depth(cv::Size s, int type, std::mt19937& rng) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const float fl[] = {nan, -nan, inf, -inf, -2.0f, -0.0f, 0.0f, 1e-40f, 0.2f, std::nextafter(0.2f, 0.0f), 10.0f,
-                      std::nextafter(10.0f, 11.0f), 3.4028235e38f, 1.5f, 0.75f};
+  const float fl[] = {nan,           -nan,
+                      inf,           -inf,
+                      -2.0f,         -0.0f,
+                      0.0f,          1e-40f,
+                      0.2f,          std::nextafter(0.2f, 0.0f),
+                      10.0f,         std::nextafter(10.0f, 11.0f),
+                      3.4028235e38f, 1.5f,
+                      0.75f};
   const uint16_t u[] = {0, 65535, 199, 200, 10000, 10001, 1500, 1, 7, 4000, 65534};
   std::uniform_int_distribution<int> pick(0, 3), mm(0, 12000);
   cv::Mat d(s, type);
@@ -731,8 +756,10 @@ cv::Mat edge_depth(cv::Size s, int type, std::mt19937& rng) {
   for (int y = 0; y < s.height; ++y)
     for (int x = 0; x < s.width; ++x, ++i) {
       const bool edge = i < 64 || pick(rng) == 0;
-      if (type == CV_16UC1) d.at<uint16_t>(y, x) = edge ? u[(i * 7 + y) % std::size(u)] : static_cast<uint16_t>(mm(rng));
-      else d.at<float>(y, x) = edge ? fl[(i * 7 + y) % std::size(fl)] : static_cast<float>(mm(rng)) * 0.001f;
+      if (type == CV_16UC1)
+        d.at<uint16_t>(y, x) = edge ? u[(i * 7 + y) % std::size(u)] : static_cast<uint16_t>(mm(rng));
+      else
+        d.at<float>(y, x) = edge ? fl[(i * 7 + y) % std::size(fl)] : static_cast<float>(mm(rng)) * 0.001f;
     }
   return d;
 }
@@ -744,8 +771,10 @@ cv::Mat edge_mask(cv::Size s, int type, std::mt19937& rng) {
   for (int y = 0; y < s.height; ++y)
     for (int x = 0; x < s.width; ++x) {
       const int v = vals[pick(rng)];
-      if (type == CV_8UC1) m.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
-      else m.at<uint16_t>(y, x) = static_cast<uint16_t>(pick(rng) == 0 ? wide(rng) : v * 257);
+      if (type == CV_8UC1)
+        m.at<uint8_t>(y, x) = static_cast<uint8_t>(v);
+      else
+        m.at<uint16_t>(y, x) = static_cast<uint16_t>(pick(rng) == 0 ? wide(rng) : v * 257);
     }
   return m;
 }
@@ -791,8 +820,8 @@ TEST(CpuLoop, WideAndMisalignedRowsEqualTheRulePixelByPixel) {
         const cv::Mat depth = depth_full(cv::Rect(1, 0, size.width, size.height));
         const cv::Mat mask = mask_full(cv::Rect(1, 0, size.width, size.height));
         for (const auto& [name, p] : vector_path_rules()) {
-          SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + (dtype == CV_16UC1 ? " u16" : " f32") +
-                       (mtype == CV_8UC1 ? " mask8 " : " mask16 ") + name);
+          SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) +
+                       (dtype == CV_16UC1 ? " u16" : " f32") + (mtype == CV_8UC1 ? " mask8 " : " mask16 ") + name);
           EXPECT_TRUE(dmtest::SameBits(run_cpu(depth, mask, p), rule_reference(depth, mask, p)));
         }
       }

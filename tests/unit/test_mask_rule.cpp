@@ -17,13 +17,12 @@ namespace dm = depthmask;
 namespace {
 
 const uint16_t kDepth[5][5] = {
-    {0, 3, 4, 32, 33},       // 0 invalid; 0.75 < min; 1.0 == min kept; 8.0 == max kept; 8.25 > max
-    {8, 8, 8, 8, 8},         // 2.0 m
-    {12, 12, 12, 12, 12},    // 3.0 m
-    {16, 0, 16, 0, 16},      // 4.0 m with holes
-    {20, 24, 28, 20, 24}};   // 5, 6, 7 m
-const uint8_t kMask[5][5] = {
-    {1, 1, 1, 1, 1}, {0, 1, 2, 3, 255}, {7, 7, 0, 7, 7}, {1, 1, 1, 1, 1}, {0, 0, 0, 0, 0}};
+    {0, 3, 4, 32, 33},      // 0 invalid; 0.75 < min; 1.0 == min kept; 8.0 == max kept; 8.25 > max
+    {8, 8, 8, 8, 8},        // 2.0 m
+    {12, 12, 12, 12, 12},   // 3.0 m
+    {16, 0, 16, 0, 16},     // 4.0 m with holes
+    {20, 24, 28, 20, 24}};  // 5, 6, 7 m
+const uint8_t kMask[5][5] = {{1, 1, 1, 1, 1}, {0, 1, 2, 3, 255}, {7, 7, 0, 7, 7}, {1, 1, 1, 1, 1}, {0, 0, 0, 0, 0}};
 
 constexpr float X = -1.0f;  // the invalid value used below
 
@@ -168,7 +167,8 @@ TEST(MaskRule, CpuLoopGivesTheSameGridForEveryTaskCount) {
   }
   auto backend = dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, dm::PlatformInfo{});
   dm::FrameSlot slot(*backend);
-  slot.set(cv::Mat(5, 5, CV_16UC1, const_cast<uint16_t*>(&kDepth[0][0])), cv::Mat(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0])));
+  slot.set(cv::Mat(5, 5, CV_16UC1, const_cast<uint16_t*>(&kDepth[0][0])),
+           cv::Mat(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0])));
   slot.set_cpu_tasks(2);
   slot.run_mask(base_params());
   expect_grid(want, slot.out());

@@ -21,7 +21,7 @@ TEST(MaskVariants, ListsEveryVariantOnceWithTheDefaultFirst) {
   std::set<std::string> names;
   for (const auto& v : all) names.insert(dm::to_string(v));
   EXPECT_EQ(names, (std::set<std::string>{"32x8 vec", "32x8 scalar", "32x32 vec", "32x32 scalar", "row256 vec",
-                                                      "row256x2 vec"}));
+                                          "row256x2 vec"}));
   // The mapped-memory list: those six, then the two kept-only 32x8 walks; the mapped choice is the
   // vectorised one.
   const auto mapped = dm::mapped_mask_kernel_variants();

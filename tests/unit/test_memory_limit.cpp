@@ -112,10 +112,13 @@ class NestedParallelBackend final : public dm::MemoryBackend {
     if (p == nullptr) throw std::bad_alloc();
     // Deliberately not isolated: the outer tasks may run inside this wait. Chunks of a few
     // microseconds each, so that threads wait for one another here.
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, bytes, 512), [&](const tbb::blocked_range<size_t>& r) {
-      for (int round = 0; round < 20; ++round)
-        for (size_t i = r.begin(); i < r.end(); ++i) static_cast<volatile char*>(p)[i] = static_cast<char>(i);
-    }, tbb::simple_partitioner());
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, bytes, 512),
+        [&](const tbb::blocked_range<size_t>& r) {
+          for (int round = 0; round < 20; ++round)
+            for (size_t i = r.begin(); i < r.end(); ++i) static_cast<volatile char*>(p)[i] = static_cast<char>(i);
+        },
+        tbb::simple_partitioner());
     return dm::Block{p, nullptr, bytes};
   }
   void do_deallocate(dm::Block b) noexcept override { std::free(b.host); }

@@ -38,7 +38,8 @@ const double kIdentity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
 cv::Mat reproject(const cv::Mat& depth, cv::Size target, const K4& kd, const double (&e)[16], const K4& kc,
                   float scale = 0.001f) {
   cv::Mat out(target, CV_32FC1, cv::Scalar(-7.0f));
-  dm::reproject_cpu(dmtest::register_job(depth, out), dm::reproject_params(kd.v, e, kc.v), dm::decode_with_scale(scale));
+  dm::reproject_cpu(dmtest::register_job(depth, out), dm::reproject_params(kd.v, e, kc.v),
+                    dm::decode_with_scale(scale));
   return out;
 }
 
@@ -211,7 +212,9 @@ TEST(Reproject, LongerTargetFocalLengthLeavesNoHoles) {
   const double e[16] = {1, 0, 0, 0.02, 0, 1, 0, -0.01, 0, 0, 1, 0, 0, 0, 0, 1};
   cv::Mat plane(16, 20, CV_16UC1, cv::Scalar(1500));
   const cv::Mat moved = reproject(plane, target, kd, e, kc);
-  auto to_target = [&](double p, double c_d, double c_c, double t) { return (p - c_d) / 20.0 * 20 * s + c_c + 20 * s * t / 1.5; };
+  auto to_target = [&](double p, double c_d, double c_c, double t) {
+    return (p - c_d) / 20.0 * 20 * s + c_c + 20 * s * t / 1.5;
+  };
   const double x0 = to_target(-0.5, 9.5, kc.v[2], 0.02), x1 = to_target(19.5, 9.5, kc.v[2], 0.02);
   const double y0 = to_target(-0.5, 7.5, kc.v[3], -0.01), y1 = to_target(15.5, 7.5, kc.v[3], -0.01);
   for (int y = 0; y < target.height; ++y)
@@ -336,10 +339,22 @@ TEST(RegisterDistortion, RoundTripThroughTheForwardDistortion) {
 
 TEST(RegisterDistortion, ZeroCoefficientsChangeNothingAndTheModelMovesTheCorners) {
   const K4 kd{{477.584259, 477.584167, 314.188080, 245.884354}}, kc{{615.195190, 615.195251, 298.442688, 247.519196}};
-  const double e[16] = {9.99997556e-01, 1.12038769e-03, -1.88242714e-03, 2.57000010e-02,
-                        -1.10958668e-03, 9.99982953e-01, 5.72911976e-03, -7.33263500e-04,
-                        1.88881392e-03, -5.72701730e-03, 9.99981821e-01, 4.27287677e-03,
-                        0, 0, 0, 1};
+  const double e[16] = {9.99997556e-01,
+                        1.12038769e-03,
+                        -1.88242714e-03,
+                        2.57000010e-02,
+                        -1.10958668e-03,
+                        9.99982953e-01,
+                        5.72911976e-03,
+                        -7.33263500e-04,
+                        1.88881392e-03,
+                        -5.72701730e-03,
+                        9.99981821e-01,
+                        4.27287677e-03,
+                        0,
+                        0,
+                        0,
+                        1};
   std::mt19937 rng(9);
   std::uniform_int_distribution<int> u(300, 3000);
   cv::Mat d(480, 640, CV_16UC1);
@@ -353,10 +368,13 @@ TEST(RegisterDistortion, ZeroCoefficientsChangeNothingAndTheModelMovesTheCorners
   EXPECT_TRUE(dmtest::SameBits(plain, with_zero));
   // With APC's coefficients the centre barely moves and the corners move by pixels: a depth pixel's
   // footprint centre in the color image, with and without the model.
-  const dm::ReprojectParams p0 = dm::reproject_params(kd.v, e, kc.v), p1 = dm::reproject_params(kd.v, e, kc.v, kApcDepthDistortion);
-  const dm::Projected c0 = dm::reproject_point(314.0f, 246.0f, 1.0f, p0), c1 = dm::reproject_point(314.0f, 246.0f, 1.0f, p1);
+  const dm::ReprojectParams p0 = dm::reproject_params(kd.v, e, kc.v),
+                            p1 = dm::reproject_params(kd.v, e, kc.v, kApcDepthDistortion);
+  const dm::Projected c0 = dm::reproject_point(314.0f, 246.0f, 1.0f, p0),
+                      c1 = dm::reproject_point(314.0f, 246.0f, 1.0f, p1);
   EXPECT_LT(std::hypot(c1.x - c0.x, c1.y - c0.y), 0.01);
-  const dm::Projected k0 = dm::reproject_point(40.0f, 40.0f, 1.0f, p0), k1 = dm::reproject_point(40.0f, 40.0f, 1.0f, p1);
+  const dm::Projected k0 = dm::reproject_point(40.0f, 40.0f, 1.0f, p0),
+                      k1 = dm::reproject_point(40.0f, 40.0f, 1.0f, p1);
   EXPECT_GT(std::hypot(k1.x - k0.x, k1.y - k0.y), 5.0);
   EXPECT_LT(k1.x, k0.x);  // pushed outwards: k1 > 0 widens the ray
   EXPECT_LT(k1.y, k0.y);
@@ -371,7 +389,8 @@ TEST(RegisterArgs, BadJobsAndParametersThrow) {
   const dm::DepthDecode dec{0.001f};
   dm::RegisterJob j = dmtest::register_job(d, out);
   j.out = nullptr;
-  EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "target pointer is null"));
+  EXPECT_TRUE(
+      Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "target pointer is null"));
   j = dmtest::register_job(d, out);
   j.depth_step = 6;
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "shorter than a row"));
@@ -387,7 +406,8 @@ TEST(RegisterArgs, BadJobsAndParametersThrow) {
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "overlaps"));
 
   const double kd[4] = {0, 1, 0, 0}, kc[4] = {1, 1, 0, 0};
-  EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::reproject_params(kd, kIdentity, kc); }), "depth camera"));
+  EXPECT_TRUE(
+      Contains(message_of<std::invalid_argument>([&] { dm::reproject_params(kd, kIdentity, kc); }), "depth camera"));
   const double kd_ok[4] = {1, 1, 0, 0};
   double e[16];
   std::memcpy(e, kIdentity, sizeof e);
@@ -396,9 +416,11 @@ TEST(RegisterArgs, BadJobsAndParametersThrow) {
   e[3] = 0, e[14] = 1;
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::reproject_params(kd_ok, e, kc); }), "last row"));
   const double bad_distortion[5] = {0.1, std::numeric_limits<double>::infinity(), 0, 0, 0};
-  EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::reproject_params(kd_ok, kIdentity, kc, bad_distortion); }),
-                       "distortion coefficients"));
-  EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::resample_map_sizes(0, 1, 1, 1); }), "positive sizes"));
+  EXPECT_TRUE(
+      Contains(message_of<std::invalid_argument>([&] { dm::reproject_params(kd_ok, kIdentity, kc, bad_distortion); }),
+               "distortion coefficients"));
+  EXPECT_TRUE(
+      Contains(message_of<std::invalid_argument>([&] { dm::resample_map_sizes(0, 1, 1, 1); }), "positive sizes"));
 }
 
 TEST(RegisterArgs, EmptySourceGivesAnEmptyTargetAndEmptyTargetIsANoOp) {
@@ -549,8 +571,10 @@ TEST(RegistrationFrameSlot, CpuBackendRegistersThenMasksWithoutAllocatingPerFram
     ASSERT_EQ(slot.out().size(), mask.size());
     EXPECT_TRUE(dmtest::SameBits(slot.out(), want));
     EXPECT_GT(cv::countNonZero(slot.out() > 0.0f), 0);
-    if (frame == 0) allocations = backend->stats().allocations;
-    else EXPECT_EQ(backend->stats().allocations, allocations) << "frame " << frame << " allocated";
+    if (frame == 0)
+      allocations = backend->stats().allocations;
+    else
+      EXPECT_EQ(backend->stats().allocations, allocations) << "frame " << frame << " allocated";
   }
 }
 

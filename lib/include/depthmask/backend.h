@@ -91,7 +91,7 @@ class Buffer {
 };
 
 struct AllocationStats {
-  uint64_t allocations = 0;    // allocate() calls that reached the platform allocator
+  uint64_t allocations = 0;  // allocate() calls that reached the platform allocator
   uint64_t deallocations = 0;
   size_t live_bytes = 0;
   size_t peak_bytes = 0;

@@ -135,8 +135,8 @@ struct KernelRow {
   size_t working_set_bytes = 0;
   long long launches = 0;  // frames processed in the best timed repetition
   double us_per_frame = 0;
-  double gb_per_s = 0;       // (depth read + mask read + out write) bytes per second, 1e9
-  double pct_of_d2d = 0;     // of the D2D ceiling measured in the same run (0 when unknown or bus-bound)
+  double gb_per_s = 0;    // (depth read + mask read + out write) bytes per second, 1e9
+  double pct_of_d2d = 0;  // of the D2D ceiling measured in the same run (0 when unknown or bus-bound)
   // zero_copy: the kernel reads depth + mask and writes out over the bus, so the pinned transfer
   // ceilings bound it: % of bidir_pinned and of h2d_pinned + d2h_pinned (0 when unknown).
   bool bus_bound = false;
@@ -151,8 +151,8 @@ struct LatencyRow {
   FrameSize size;
   std::string depth;
   std::string backend;
-  Stats us;        // microseconds
-  double fps = 0;  // 1e6 / mean
+  Stats us;              // microseconds
+  double fps = 0;        // 1e6 / mean
   double mask_kept = 0;  // fraction of the frame's pixels that pass the mask test
   std::string frame;     // empty: the synthetic frame; else the recorded frame's mask file name
 };
@@ -205,11 +205,11 @@ struct LiveRow {
 
 struct LiveSection {
   FrameSize size;
-  double fps = 0;        // the replay's pace
-  double seconds = 0;    // per backend, as asked
-  int frames = 0;        // in the looped dataset
+  double fps = 0;            // the replay's pace
+  double seconds = 0;        // per backend, as asked
+  int frames = 0;            // in the looped dataset
   bool cuda_device = false;  // decides which target applies
-  std::string skipped;   // non-empty: why the section did not run
+  std::string skipped;       // non-empty: why the section did not run
   std::vector<LiveRow> rows;
 };
 

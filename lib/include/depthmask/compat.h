@@ -58,9 +58,9 @@ struct KernelImageProbe {
 struct CompatInput {
   std::string device_name;
   int cc_major = 0, cc_minor = 0;
-  bool integrated = false;  // cudaDevAttrIntegrated: a Jetson when cc is a Tegra one
-  int driver_version = 0;   // cudaDriverGetVersion (CUDA version the driver supports), 0 = none
-  int runtime_version = 0;  // cudaRuntimeGetVersion
+  bool integrated = false;     // cudaDevAttrIntegrated: a Jetson when cc is a Tegra one
+  int driver_version = 0;      // cudaDriverGetVersion (CUDA version the driver supports), 0 = none
+  int runtime_version = 0;     // cudaRuntimeGetVersion
   std::string driver_release;  // "580.65.06" when the platform tells (/proc/driver/nvidia/version)
   BuildTargets build;
   std::optional<KernelImageProbe> probe;  // the driver's own answer, when a context could be made

@@ -54,11 +54,11 @@ struct InputConfig {
   std::filesystem::path root = ".";
   std::string depth = "depth/{id}.png";  // drives the frame list
   std::string mask = "mask/{id}.png";
-  std::string color = "color/{id}.png";  // optional: frames without a color file get none
+  std::string color = "color/{id}.png";   // optional: frames without a color file get none
   std::filesystem::path intrinsics_file;  // empty: none, or given inline
   std::optional<Intrinsics> intrinsics;   // inline {fx, fy, cx, cy}, or read from intrinsics_file
-  double max_time_diff = 0.02;  // tum: seconds between associated depth and rgb/mask timestamps
-  std::string object;           // apc: mask from masks/frame-{id}.<object>.mask.png (+ its thresh.txt), not segm/
+  double max_time_diff = 0.02;            // tum: seconds between associated depth and rgb/mask timestamps
+  std::string object;  // apc: mask from masks/frame-{id}.<object>.mask.png (+ its thresh.txt), not segm/
   std::string bop_masks = "mask_visib";  // bop: mask_visib | mask
   // Paths that dataset index files name (TUM rgb.txt ...) must stay inside root: no absolute paths,
   // no '..' above it, unless this is true.
@@ -66,8 +66,8 @@ struct InputConfig {
   // Input files are bounded before they are read and decoded: bytes per file, and pixels per image
   // (from the PNG/TIFF/EXR/JPEG header, before the decoder allocates). Each at most 2^31 - 1: OpenCV
   // takes byte counts and image sides as int.
-  uint64_t max_file_bytes = uint64_t{1} << 30;     // 1 GiB
-  uint64_t max_image_pixels = uint64_t{1} << 28;   // 268 M, e.g. 16384 x 16384
+  uint64_t max_file_bytes = uint64_t{1} << 30;    // 1 GiB
+  uint64_t max_image_pixels = uint64_t{1} << 28;  // 268 M, e.g. 16384 x 16384
 };
 
 struct DepthConfig {
@@ -79,12 +79,12 @@ struct DepthConfig {
 };
 
 struct MaskConfig {
-  uint32_t threshold = 0;         // keep where mask > threshold (raw mask units) ...
-  std::vector<uint32_t> labels;   // ... or, when non-empty, where mask is one of these
-  bool invert = false;            // applied last
+  uint32_t threshold = 0;                    // keep where mask > threshold (raw mask units) ...
+  std::vector<uint32_t> labels;              // ... or, when non-empty, where mask is one of these
+  bool invert = false;                       // applied last
   std::optional<double> threshold_fraction;  // 0..1 of the mask type's full scale; replaces threshold
-  int erode = 0;                  // drop pixels within this many pixels of the mask's boundary
-  bool per_instance = false;      // bop: one output per instance mask instead of their union
+  int erode = 0;                             // drop pixels within this many pixels of the mask's boundary
+  bool per_instance = false;                 // bop: one output per instance mask instead of their union
 };
 
 struct RegistrationConfig {
@@ -100,7 +100,7 @@ struct OutputConfig {
   std::vector<OutputFormat> formats{OutputFormat::Tiff};
   float invalid = 0.0f;  // 0, NaN or any number
   bool preview = false;
-  bool fsync = false;    // fsync each file before the rename that publishes it
+  bool fsync = false;                        // fsync each file before the rename that publishes it
   OutputLayout layout = OutputLayout::Flat;  // mirror: the input's folders and file names
 };
 
@@ -153,9 +153,9 @@ struct LiveConfig {
   // drop_oldest: a new frame takes the slot of the oldest frame still waiting (counted as a drop);
   // block: capture waits for a free slot (nothing dropped, the source backs up).
   Overflow overflow = Overflow::DropOldest;
-  int buffers = 4;       // frame slots in the pool, made up front (2..64)
-  int output_every = 0;  // write every Nth frame to output.dir as `run` does; 0 = never
-  std::string publish;   // a ZeroMQ endpoint to PUB every frame on (tcp://127.0.0.1:5555); empty = off
+  int buffers = 4;              // frame slots in the pool, made up front (2..64)
+  int output_every = 0;         // write every Nth frame to output.dir as `run` does; 0 = never
+  std::string publish;          // a ZeroMQ endpoint to PUB every frame on (tcp://127.0.0.1:5555); empty = off
   double stats_interval = 5.0;  // seconds between stats log lines; 0 = none
   double reconnect_max = 5.0;   // seconds: the cap of the reconnect back-off (0.1 s doubling)
   LiveMaskConfig mask;

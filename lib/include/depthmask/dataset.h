@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "depthmask/config.h"

@@ -132,8 +132,8 @@ class FrameSlot {
   // Declared before the Mats: Mats decoded through an allocator must be released before it.
   std::unique_ptr<BufferMatAllocator> depth_alloc_, mask_alloc_;
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
-  std::vector<uint8_t> file_bytes_;  // reused read buffer
-  cv::Mat union_;                    // reused: the union of instance mask tests
+  std::vector<uint8_t> file_bytes_;     // reused read buffer
+  cv::Mat union_;                       // reused: the union of instance mask tests
   RegistrationMode registration_ = RegistrationMode::None;
   std::optional<CameraGeometry> geometry_;
   Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only

@@ -12,8 +12,8 @@ namespace depthmask {
 
 // Depth camera, color (mask) camera and the rigid transform between them.
 struct CameraGeometry {
-  Intrinsics depth;                   // K of the depth camera
-  Intrinsics color;                   // K of the color camera, whose grid the mask is on
+  Intrinsics depth;  // K of the depth camera
+  Intrinsics color;  // K of the color camera, whose grid the mask is on
   std::array<double, 16> depth_to_color{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};  // row-major 4x4, metres
   // The depth camera's lens distortion, applied when its pixels are deprojected. cam.info.txt does not
   // record it: it comes from registration.depth_distortion.

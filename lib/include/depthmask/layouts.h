@@ -33,7 +33,7 @@ struct ResolvedInput {
   // depth.invalid_values, input patterns, input.intrinsics, mask.threshold_fraction) applied to the
   // keys the user did not set (Config::is_explicit); input.layout is the resolved layout.
   Config config;
-  DatasetListing listing;                  // every frame has FrameEntry::relative
+  DatasetListing listing;  // every frame has FrameEntry::relative
   std::optional<CameraGeometry> geometry;
   // True when the listed depth is in the depth camera's frame (APC raw/), so it must be registered
   // onto the color/mask grid with `geometry`; APC's aligned depth is already on that grid.

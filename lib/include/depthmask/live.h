@@ -35,7 +35,7 @@ SourceUri parse_source_uri(const std::string& uri);
 // CV_16UC1 (empty when the mask comes from elsewhere: a static image, a depth band); color optional.
 struct CapturedFrame {
   cv::Mat depth, mask, color;
-  uint64_t sequence = 0;  // the source's frame counter
+  uint64_t sequence = 0;                           // the source's frame counter
   std::chrono::steady_clock::time_point captured;  // when read() returned it (latency starts here)
   std::string id;  // a name for outputs: the dataset's id (replay) or the sequence number
 };

@@ -27,7 +27,7 @@
 
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
-#include "depthmask/writers.h"
+#include "depthmask/encoders.h"
 
 namespace depthmask {
 

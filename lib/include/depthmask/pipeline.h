@@ -11,8 +11,8 @@
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
+#include "depthmask/frame_writer.h"
 #include "depthmask/kernels/mask_rule.h"
-#include "depthmask/outputs.h"
 #include "depthmask/platform.h"
 
 namespace depthmask {
@@ -23,10 +23,10 @@ struct FrameFailure {
 };
 
 struct RunSummary {
-  size_t total = 0;    // frames listed
+  size_t total = 0;  // frames listed
   size_t ok = 0;
   size_t failed = 0;
-  size_t skipped = 0;  // not attempted: stopped at an error (on_error: stop) or interrupted
+  size_t skipped = 0;       // not attempted: stopped at an error (on_error: stop) or interrupted
   size_t skipped_done = 0;  // not redone: the resume manifest records them finished, outputs intact
   size_t unmatched_files = 0;
   double seconds = 0;
@@ -47,7 +47,8 @@ class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void on_start(const DatasetListing& /*listing*/) {}
-  virtual void on_frame(const FrameEntry& /*frame*/, size_t /*done*/, size_t /*total*/, const FrameFailure* /*failure*/) {}
+  virtual void on_frame(const FrameEntry& /*frame*/, size_t /*done*/, size_t /*total*/,
+                        const FrameFailure* /*failure*/) {}
 };
 
 // Called after each masking pass of a frame with the output's id (`{id}`, or `{id}_{instance}`).

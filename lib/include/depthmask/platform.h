@@ -25,12 +25,12 @@ struct DeviceInfo {
 };
 
 struct PlatformInfo {
-  bool cuda_built = false;   // this binary carries CUDA kernels
-  int runtime_version = 0;   // CUDART_VERSION style, e.g. 13000
-  int driver_version = 0;    // 0 when there is no driver
-  std::string problem;       // why no device is usable, when devices is empty
+  bool cuda_built = false;     // this binary carries CUDA kernels
+  int runtime_version = 0;     // CUDART_VERSION style, e.g. 13000
+  int driver_version = 0;      // 0 when there is no driver
+  std::string problem;         // why no device is usable, when devices is empty
   std::string driver_release;  // "580.65.06" where /proc/driver/nvidia/version tells, else ""
-  BuildTargets build;        // the architectures and toolkit the kernels were built for
+  BuildTargets build;          // the architectures and toolkit the kernels were built for
   std::vector<DeviceInfo> devices;
 };
 
@@ -51,7 +51,7 @@ std::string cuda_version_string(int v);
 struct BackendChoice {
   BackendKind kind = BackendKind::Cpu;
   int device = 0;
-  std::string reason;  // one sentence, logged and printed in the summary
+  std::string reason;     // one sentence, logged and printed in the summary
   bool degraded = false;  // auto fell back to cpu for lack of a GPU: worth a warning
 };
 

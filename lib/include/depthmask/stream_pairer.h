@@ -30,7 +30,7 @@ class StreamPairer {
   static constexpr int kMaxStreams = 4;
 
   struct Set {
-    double t = 0;  // the primary frame's timestamp
+    double t = 0;                              // the primary frame's timestamp
     std::array<uint64_t, kMaxStreams> item{};  // item[k]: the handle pushed on stream k
   };
 

@@ -34,9 +34,10 @@ class CopyBackend final : public GpuBackend {
         size_t free_b = 0, total_b = 0;
         const bool known = cudaMemGetInfo(&free_b, &total_b) == cudaSuccess;
         (void)cudaGetLastError();
-        throw ResourceError("backend 'copy': out of memory: cannot allocate " + std::to_string(bytes) +
-                            " bytes for a frame buffer on " + on_device() + " (cudaMalloc: cudaErrorMemoryAllocation" +
-                            (known ? "; " + std::to_string(free_b) + " of " + std::to_string(total_b) + " bytes free)" : ")"));
+        throw ResourceError(
+            "backend 'copy': out of memory: cannot allocate " + std::to_string(bytes) +
+            " bytes for a frame buffer on " + on_device() + " (cudaMalloc: cudaErrorMemoryAllocation" +
+            (known ? "; " + std::to_string(free_b) + " of " + std::to_string(total_b) + " bytes free)" : ")"));
       }
       DM_CUDA(e);
     }

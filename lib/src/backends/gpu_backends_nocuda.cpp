@@ -6,8 +6,9 @@ namespace depthmask::detail {
 
 namespace {
 [[noreturn]] void no_cuda(const char* kind) {
-  throw PlatformError(std::string("backend '") + kind +
-                      "' needs CUDA, but this depthmask was built without it (no nvcc at build time); use backend.kind: cpu");
+  throw PlatformError(
+      std::string("backend '") + kind +
+      "' needs CUDA, but this depthmask was built without it (no nvcc at build time); use backend.kind: cpu");
 }
 }  // namespace
 

@@ -36,9 +36,9 @@ class ManagedBackend final : public GpuBackend {
       budget_ = free_b / 2;
     }
     DM_EXPECT(allocated_ + bytes <= budget_, ResourceError,
-              "backend 'managed': refusing to allocate " << bytes << " bytes of managed memory: " << allocated_
-                                                         << " of a budget of " << budget_ << " bytes (half of the memory free on "
-                                                         << dev_.name << " at start) are in use");
+              "backend 'managed': refusing to allocate "
+                  << bytes << " bytes of managed memory: " << allocated_ << " of a budget of " << budget_
+                  << " bytes (half of the memory free on " << dev_.name << " at start) are in use");
     Block b;
     DM_CUDA(cudaMallocManaged(&b.host, bytes, cudaMemAttachGlobal));
     b.device = b.host;

@@ -3,9 +3,9 @@
 // whole run. The GPU-only parts are in gpu_bench_cuda.cpp.
 #include <tbb/global_control.h>
 
+#include <tbb/parallel_for.h>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,13 +18,13 @@
 #include <thread>
 
 #include "depthmask/bench.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/live.h"
 #include "depthmask/live_runner.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/synth.h"
-#include "depthmask/writers.h"
 #include "gpu_bench.h"
 
 #ifndef DEPTHMASK_BUILD_TYPE
@@ -261,39 +261,39 @@ void host_to_host(const BenchOptions& o, const PlatformInfo& platform, const std
         // oneTBB's split (0), then exactly 1 to 32 bands (how many cores a frame of this size is worth).
         // zero_copy reads depth only where the mask keeps a pixel (mask_variants.h kept_only), so its
         // time depends on the mask: also timed (-1) with a mask that keeps every pixel, its worst case.
-        const std::vector<int> band_choices = kind == BackendKind::Copy ? std::vector<int>{0, 1, 2, 4, 8, 16}
-                                              : kind == BackendKind::Cpu ? std::vector<int>{0, 1, 2, 4, 8, 16, 32}
+        const std::vector<int> band_choices = kind == BackendKind::Copy       ? std::vector<int>{0, 1, 2, 4, 8, 16}
+                                              : kind == BackendKind::Cpu      ? std::vector<int>{0, 1, 2, 4, 8, 16, 32}
                                               : kind == BackendKind::ZeroCopy ? std::vector<int>{0, -1}
-                                                                         : std::vector<int>{0};
+                                                                              : std::vector<int>{0};
         const char* unit = kind == BackendKind::Copy ? " band" : " task";
         for (const int bands : band_choices)
-        for (bool f32 : {true, false}) {
-          const std::string label =
-              bands == 0  ? name
-              : bands < 0 ? name + " (mask keeps every pixel)"
-                          : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
-          say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + label);
-          FrameSlot slot(*be);
-          slot.set_copy_bands(kind == BackendKind::Copy ? bands : 0);
-          slot.set_cpu_tasks(kind == BackendKind::Cpu ? bands : 0);
-          const cv::Mat& depth = im.depth(f32);
-          const cv::Mat mask = bands < 0 ? cv::Mat(im.mask.size(), CV_8UC1, cv::Scalar(255)) : im.mask;
-          // set() puts the frame in the backend's host buffers, as the loader leaves it; only
-          // run_mask() is timed (upload, kernel or CPU loop, download, wait).
-          const std::vector<double> us = sample_us(warmup, o.iterations, cap, [&] {
-            slot.set(depth, mask);
-            return time_us([&] { slot.run_mask(params); });
-          });
-          LatencyRow row;
-          row.size = im.size;
-          row.depth = f32 ? "f32" : "u16";
-          row.backend = label;
-          row.us = summarize(us);
-          row.fps = row.us.mean > 0 ? 1e6 / row.us.mean : 0;
-          row.mask_kept = mask_kept_fraction(mask, params);
-          row.frame = im.frame;
-          r.host_to_host.push_back(row);
-        }
+          for (bool f32 : {true, false}) {
+            const std::string label = bands == 0 ? name
+                                      : bands < 0
+                                          ? name + " (mask keeps every pixel)"
+                                          : name + " (" + std::to_string(bands) + unit + (bands == 1 ? ")" : "s)");
+            say("host to host " + im.size.label() + " " + (f32 ? "f32" : "u16") + " " + label);
+            FrameSlot slot(*be);
+            slot.set_copy_bands(kind == BackendKind::Copy ? bands : 0);
+            slot.set_cpu_tasks(kind == BackendKind::Cpu ? bands : 0);
+            const cv::Mat& depth = im.depth(f32);
+            const cv::Mat mask = bands < 0 ? cv::Mat(im.mask.size(), CV_8UC1, cv::Scalar(255)) : im.mask;
+            // set() puts the frame in the backend's host buffers, as the loader leaves it; only
+            // run_mask() is timed (upload, kernel or CPU loop, download, wait).
+            const std::vector<double> us = sample_us(warmup, o.iterations, cap, [&] {
+              slot.set(depth, mask);
+              return time_us([&] { slot.run_mask(params); });
+            });
+            LatencyRow row;
+            row.size = im.size;
+            row.depth = f32 ? "f32" : "u16";
+            row.backend = label;
+            row.us = summarize(us);
+            row.fps = row.us.mean > 0 ? 1e6 / row.us.mean : 0;
+            row.mask_kept = mask_kept_fraction(mask, params);
+            row.frame = im.frame;
+            r.host_to_host.push_back(row);
+          }
       }
     } catch (const Error& e) {
       r.backends_skipped.emplace_back(name, std::string("failed while measuring: ") + e.what());
@@ -444,7 +444,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
   row.naive_fps = naive_s > 0 ? row.rate_frames / naive_s : 0;
 
   // The codec alone, one thread: decode depth + mask from bytes in memory, encode the float TIFF the
-  // run writes (writers.h encode_tiff).
+  // run writes (encoders.h encode_tiff).
   say("end to end " + size.label() + ": codec times on " + std::to_string(row.rate_frames) + " frames");
   double decode_s = 0, encode_s = 0;
   {
@@ -480,14 +480,14 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
     const CvThreads one(1);  // OpenCV's own threads off: oneTBB spreads the frames
     const int n = std::max(row.rate_frames * 4, static_cast<int>(threads) * 4);
     const double secs = time_us([&] {
-                       tbb::parallel_for(0, n, [&](int i) {
-                         const size_t k = static_cast<size_t>(i % row.rate_frames);
-                         const cv::Mat d = cv::imdecode(dbs[k], cv::IMREAD_UNCHANGED);
-                         const cv::Mat m = cv::imdecode(mbs[k], cv::IMREAD_UNCHANGED);
-                         (void)encode_tiff(internal::reference_output(d, m, params));
-                       });
-                     }) *
-                     1e-6;
+                          tbb::parallel_for(0, n, [&](int i) {
+                            const size_t k = static_cast<size_t>(i % row.rate_frames);
+                            const cv::Mat d = cv::imdecode(dbs[k], cv::IMREAD_UNCHANGED);
+                            const cv::Mat m = cv::imdecode(mbs[k], cv::IMREAD_UNCHANGED);
+                            (void)encode_tiff(internal::reference_output(d, m, params));
+                          });
+                        }) *
+                        1e-6;
     row.codec_parallel_fps = secs > 0 ? n / secs : 0;
   }
 

@@ -429,9 +429,8 @@ GpuResults measure_gpu(const BenchOptions& o, const PlatformInfo& platform, cons
                                "managed memory made fresh on the device by Buffer::to_device (prefetch)"));
             continue;
           }
-          const std::string memory =
-              mapped ? "mapped host memory: the kernel reads and writes over the bus (bus-bound)"
-                     : "device memory (cudaMalloc)";
+          const std::string memory = mapped ? "mapped host memory: the kernel reads and writes over the bus (bus-bound)"
+                                            : "device memory (cudaMalloc)";
           for (const MaskKernelVariant& v : mapped ? mapped_mask_kernel_variants() : mask_kernel_variants()) {
             const Launcher one = [&params, v](const MaskJob* j, int, cudaStream_t s) {
               launch_mask_variant(*j, params, v, s);

@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "depthmask/bench.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_variants.h"
-#include "depthmask/writers.h"
 
 namespace depthmask::bench {
 
@@ -120,10 +120,9 @@ std::vector<TargetCheck> check_targets(const BenchReport& r) {
     TargetCheck cb{"run (warm) >= 0.8x codec bound", "", std::nullopt};
     const unsigned threads = r.machine.hardware_threads;
     const double naive_need = threads >= 16 ? 10.0 : (threads == 2 ? 1.7 : 0.0);
-    TargetCheck nv{
-        "run (warm) >= " + (naive_need > 0 ? num(naive_need) : std::string("?")) +
-            "x naive loop (10x on 16 cores, 1.7x on 2)",
-        "", std::nullopt};
+    TargetCheck nv{"run (warm) >= " + (naive_need > 0 ? num(naive_need) : std::string("?")) +
+                       "x naive loop (10x on 16 cores, 1.7x on 2)",
+                   "", std::nullopt};
     bool cb_all = true, nv_all = true, any = false;
     for (const EndToEndRow& e : r.end_to_end) {
       if (!e.error.empty() || e.codec_bound_fps <= 0 || e.naive_fps <= 0) continue;
@@ -161,8 +160,8 @@ std::vector<TargetCheck> check_targets(const BenchReport& r) {
     const bool at_640 = same(l.size, {640, 480});
     TargetCheck gpu{"live 640x480 at 90 fps: zero drops and p99 <= 1 ms (H200, best backend)", "", std::nullopt};
     TargetCheck cpu{"live CPU backend at 30 fps: zero drops (2-core)", "", std::nullopt};
-    const std::string ran = l.rows.empty() ? std::string()
-                                           : " (live ran at " + l.size.label() + ", " + num(l.fps, 0) + " fps)";
+    const std::string ran =
+        l.rows.empty() ? std::string() : " (live ran at " + l.size.label() + ", " + num(l.fps, 0) + " fps)";
     if (l.cuda_device) {
       cpu.measured = "not measured: a CUDA device is present";
       // Best: clean rows first, then the lowest p99.
@@ -253,7 +252,8 @@ std::string to_markdown(const BenchReport& r) {
           "it, not D2D: bidir pinned "
        << (bidir ? num(bidir->gb_per_s) : std::string("-")) << " GB/s, h2d + d2h pinned "
        << (h2d && d2h ? num(h2d->gb_per_s + d2h->gb_per_s) : std::string("-")) << " GB/s.\n\n";
-    md << "| size | depth | variant | frames per launch | us/frame | GB/s | % of bidir pinned | % of h2d + d2h pinned | "
+    md << "| size | depth | variant | frames per launch | us/frame | GB/s | % of bidir pinned | % of h2d + d2h pinned "
+          "| "
           "frames rotated | equals CPU |\n";
     md << "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const KernelRow& k : r.kernel) {
@@ -309,7 +309,9 @@ std::string to_markdown(const BenchReport& r) {
           "First frame: from run_batch's call to the first frame committed (listing, manifest, buffers on first "
           "use, one frame through the pipeline).\n\n";
     md << "| size | frames | backend | run frames/s (first) | run frames/s (warm) | naive frames/s | warm / naive | "
-          "decode ms | encode ms | codec bound frames/s | warm / codec bound | first / codec bound | codec on all threads frames/s | warm / codec on all threads | steady frames/s | steady / codec bound | steady / codec on all threads | first frame ms (first / warm) | dataset s "
+          "decode ms | encode ms | codec bound frames/s | warm / codec bound | first / codec bound | codec on all "
+          "threads frames/s | warm / codec on all threads | steady frames/s | steady / codec bound | steady / codec on "
+          "all threads | first frame ms (first / warm) | dataset s "
           "|\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const EndToEndRow& e : r.end_to_end) {
       if (!e.error.empty()) {
@@ -322,11 +324,11 @@ std::string to_markdown(const BenchReport& r) {
          << num(e.naive_fps > 0 ? e.warm_run_fps / e.naive_fps : NAN, 2) << " | " << num(e.decode_ms, 2) << " | "
          << num(e.encode_ms, 2) << " | " << num(e.codec_bound_fps) << " | "
          << num(e.codec_bound_fps > 0 ? e.warm_run_fps / e.codec_bound_fps : NAN, 2) << " | "
-         << num(e.codec_bound_fps > 0 ? e.run_fps / e.codec_bound_fps : NAN, 2) << " | " << num(e.codec_parallel_fps) << " | "
-         << num(e.codec_parallel_fps > 0 ? e.warm_run_fps / e.codec_parallel_fps : NAN, 2) << " | " << num(e.steady_fps) << " | "
-         << num(e.codec_bound_fps > 0 ? e.steady_fps / e.codec_bound_fps : NAN, 2) << " | "
-         << num(e.codec_parallel_fps > 0 ? e.steady_fps / e.codec_parallel_fps : NAN, 2) << " | " << num(e.first_frame_ms)
-         << " / " << num(e.warm_first_frame_ms) << " | " << num(e.generate_s) << " |\n";
+         << num(e.codec_bound_fps > 0 ? e.run_fps / e.codec_bound_fps : NAN, 2) << " | " << num(e.codec_parallel_fps)
+         << " | " << num(e.codec_parallel_fps > 0 ? e.warm_run_fps / e.codec_parallel_fps : NAN, 2) << " | "
+         << num(e.steady_fps) << " | " << num(e.codec_bound_fps > 0 ? e.steady_fps / e.codec_bound_fps : NAN, 2)
+         << " | " << num(e.codec_parallel_fps > 0 ? e.steady_fps / e.codec_parallel_fps : NAN, 2) << " | "
+         << num(e.first_frame_ms) << " / " << num(e.warm_first_frame_ms) << " | " << num(e.generate_s) << " |\n";
     }
     md << "\n";
   }
@@ -353,7 +355,8 @@ std::string to_markdown(const BenchReport& r) {
     md << "\n";
   }
 
-  md << "## Targets (issues #4 and #5; set for an H200 with 16 cores, live also for a 2-core CPU machine)\n\n| target | measured | met |\n|---|---|---|\n";
+  md << "## Targets (issues #4 and #5; set for an H200 with 16 cores, live also for a 2-core CPU machine)\n\n| target "
+        "| measured | met |\n|---|---|---|\n";
   for (const TargetCheck& t : r.targets)
     md << "| " << t.what << " | " << (t.measured.empty() ? "not measured" : t.measured) << " | "
        << (t.met ? (*t.met ? "yes" : "**no**") : "-") << " |\n";
@@ -449,30 +452,30 @@ std::string to_json(const BenchReport& r) {
 
   json e2e = json::array();
   for (const EndToEndRow& e : r.end_to_end)
-    e2e.push_back({{"size", size_json(e.size)},
-                   {"frames", e.frames},
-                   {"backend", e.backend},
-                   {"generate_s", e.generate_s},
-                   {"run_s", e.run_s},
-                   {"run_fps", e.run_fps},
-                   {"warm_run_s", e.warm_run_s},
-                   {"warm_run_fps", e.warm_run_fps},
-                   {"rate_frames", e.rate_frames},
-                   {"naive_fps", e.naive_fps},
-                   {"decode_ms", e.decode_ms},
-                   {"encode_ms", e.encode_ms},
-                   {"threads", e.threads},
-                   {"codec_bound_fps", e.codec_bound_fps},
-                   {"codec_parallel_fps", e.codec_parallel_fps},
-                   {"steady_fps", e.steady_fps},
-                   {"first_frame_ms", e.first_frame_ms},
-                   {"warm_first_frame_ms", e.warm_first_frame_ms},
-                   {"warm_run_vs_naive", e.naive_fps > 0 ? json(e.warm_run_fps / e.naive_fps) : json(nullptr)},
-                   {"warm_run_vs_codec_bound",
-                    e.codec_bound_fps > 0 ? json(e.warm_run_fps / e.codec_bound_fps) : json(nullptr)},
-                   {"run_vs_naive", e.naive_fps > 0 ? json(e.run_fps / e.naive_fps) : json(nullptr)},
-                   {"run_vs_codec_bound", e.codec_bound_fps > 0 ? json(e.run_fps / e.codec_bound_fps) : json(nullptr)},
-                   {"error", e.error.empty() ? json(nullptr) : json(e.error)}});
+    e2e.push_back(
+        {{"size", size_json(e.size)},
+         {"frames", e.frames},
+         {"backend", e.backend},
+         {"generate_s", e.generate_s},
+         {"run_s", e.run_s},
+         {"run_fps", e.run_fps},
+         {"warm_run_s", e.warm_run_s},
+         {"warm_run_fps", e.warm_run_fps},
+         {"rate_frames", e.rate_frames},
+         {"naive_fps", e.naive_fps},
+         {"decode_ms", e.decode_ms},
+         {"encode_ms", e.encode_ms},
+         {"threads", e.threads},
+         {"codec_bound_fps", e.codec_bound_fps},
+         {"codec_parallel_fps", e.codec_parallel_fps},
+         {"steady_fps", e.steady_fps},
+         {"first_frame_ms", e.first_frame_ms},
+         {"warm_first_frame_ms", e.warm_first_frame_ms},
+         {"warm_run_vs_naive", e.naive_fps > 0 ? json(e.warm_run_fps / e.naive_fps) : json(nullptr)},
+         {"warm_run_vs_codec_bound", e.codec_bound_fps > 0 ? json(e.warm_run_fps / e.codec_bound_fps) : json(nullptr)},
+         {"run_vs_naive", e.naive_fps > 0 ? json(e.run_fps / e.naive_fps) : json(nullptr)},
+         {"run_vs_codec_bound", e.codec_bound_fps > 0 ? json(e.run_fps / e.codec_bound_fps) : json(nullptr)},
+         {"error", e.error.empty() ? json(nullptr) : json(e.error)}});
   j["end_to_end"] = {{"skipped", r.end_to_end_skipped.empty() ? json(nullptr) : json(r.end_to_end_skipped)},
                      {"rows", e2e}};
 
@@ -641,10 +644,8 @@ cv::Mat render_chart(const BenchReport& r) {
         best(k.backend + (k.batch > 1 ? " batched" : " 1 frame/launch") +
                  (k.backend == "managed" ? "" : " (best variant)"),
              k);
-    if (const Ceiling* bidir = r.ceiling("bidir_pinned"); bidir && std::any_of(r.kernel.begin(), r.kernel.end(),
-                                                                                [](const KernelRow& k) {
-                                                                                  return k.bus_bound;
-                                                                                }))
+    if (const Ceiling* bidir = r.ceiling("bidir_pinned");
+        bidir && std::any_of(r.kernel.begin(), r.kernel.end(), [](const KernelRow& k) { return k.bus_bound; }))
       series.push_back({"bidir pinned ceiling", std::vector<double>(sizes.size(), bidir->gb_per_s)});
     for (const KernelRow& k : r.kernel)
       if (k.depth == "f32" && k.bus_bound)

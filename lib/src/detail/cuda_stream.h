@@ -19,8 +19,8 @@ inline std::string device_health(int device) {
   const cudaError_t e = cudaDeviceSynchronize();
   if (e == cudaSuccess) return {};
   (void)cudaGetLastError();
-  return std::string("CUDA device ") + std::to_string(device) + " is in an unrecoverable state: " + cudaGetErrorName(e) +
-         " (" + cudaGetErrorString(e) + ")";
+  return std::string("CUDA device ") + std::to_string(device) +
+         " is in an unrecoverable state: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
 
 class CudaStream {

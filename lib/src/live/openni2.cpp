@@ -13,8 +13,8 @@
 // paired by a StreamPairer within live.sync.tolerance_ms; a frame without its partner is dropped and
 // counted (unpaired()). No registration is applied: depth stays in the depth camera's frame.
 #include <OpenNI.h>
-#include <opencv2/imgproc.hpp>
 #include <spdlog/spdlog.h>
+#include <opencv2/imgproc.hpp>
 
 #include <deque>
 #include <filesystem>
@@ -53,7 +53,8 @@ std::string list_devices() {
 }
 
 bool is_recording(const std::string& path) {
-  return path.size() > 4 && (path.compare(path.size() - 4, 4, ".oni") == 0 || path.compare(path.size() - 4, 4, ".ONI") == 0);
+  return path.size() > 4 &&
+         (path.compare(path.size() - 4, 4, ".oni") == 0 || path.compare(path.size() - 4, 4, ".ONI") == 0);
 }
 
 std::string describe_mode(const openni::VideoMode& m) {
@@ -88,13 +89,15 @@ class OpenNi2Source final : public LiveSource {
     } else {
       const std::string devices = list_devices();
       DM_EXPECT(!devices.empty(), InputError,
-                "openni2 source '" << uri_.text << "': no OpenNI2 device is attached (OpenNI2 lists none; is the camera "
+                "openni2 source '" << uri_.text
+                                   << "': no OpenNI2 device is attached (OpenNI2 lists none; is the camera "
                                    << "plugged in and its driver in OpenNI2's Drivers folder?)");
       spdlog::info("openni2: devices: {}", devices);
     }
     DM_EXPECT(device_.open(path.empty() ? openni::ANY_DEVICE : path.c_str()) == openni::STATUS_OK, InputError,
-              "openni2 source '" << uri_.text << "': cannot open " << (path.empty() ? std::string("the first device") : "'" + path + "'")
-                                 << ": " << openni::OpenNI::getExtendedError());
+              "openni2 source '" << uri_.text << "': cannot open "
+                                 << (path.empty() ? std::string("the first device") : "'" + path + "'") << ": "
+                                 << openni::OpenNI::getExtendedError());
     if (device_.isFile()) {
       if (openni::PlaybackControl* pc = device_.getPlaybackControl()) pc->setRepeatEnabled(loop_);
     }
@@ -136,8 +139,10 @@ class OpenNi2Source final : public LiveSource {
                          static_cast<size_t>(f.getStrideInBytes()));
       Held h;
       h.handle = counter_++;
-      if (ready == 0) view.copyTo(h.image);
-      else cv::cvtColor(view, h.image, cv::COLOR_RGB2BGR);
+      if (ready == 0)
+        view.copyTo(h.image);
+      else
+        cv::cvtColor(view, h.image, cv::COLOR_RGB2BGR);
       pending_[ready].push_back(std::move(h));
       if (pending_[ready].size() > 8) pending_[ready].pop_front();  // the pairer holds at most 8 too
       pairer_->push(ready, static_cast<double>(f.getTimestamp()) * 1e-6, pending_[ready].back().handle);
@@ -182,8 +187,8 @@ class OpenNi2Source final : public LiveSource {
     // A recording plays the mode it was recorded in.
     if (!device_.isFile())
       DM_EXPECT(found, InputError,
-                describe() << ": the " << what << " sensor offers no mode " << want_w << "x" << want_h << "@" << want_fps
-                           << " in format " << static_cast<int>(format) << "; it offers: " << offered);
+                describe() << ": the " << what << " sensor offers no mode " << want_w << "x" << want_h << "@"
+                           << want_fps << " in format " << static_cast<int>(format) << "; it offers: " << offered);
     DM_EXPECT(s.start() == openni::STATUS_OK, InputError,
               describe() << ": the " << what << " stream does not start: " << openni::OpenNI::getExtendedError());
     spdlog::info("openni2: {} stream {}", what, describe_mode(s.getVideoMode()));

@@ -1,9 +1,9 @@
 #include "live/preview.h"
 
 #include <dlfcn.h>
+#include <spdlog/spdlog.h>
 #include <opencv2/highgui.hpp>
 #include <opencv2/imgproc.hpp>
-#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 

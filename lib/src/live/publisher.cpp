@@ -48,7 +48,8 @@ void publish_header(const PublishedFrame& f, int width, int height, std::string&
     std::snprintf(num, sizeof num, "%.9g", static_cast<double>(f.invalid));
     out += num;
   }
-  std::snprintf(num, sizeof num, ",\"capture_to_ready_us\":%llu", static_cast<unsigned long long>(f.capture_to_ready_us));
+  std::snprintf(num, sizeof num, ",\"capture_to_ready_us\":%llu",
+                static_cast<unsigned long long>(f.capture_to_ready_us));
   out += num;
   out += ",\"backend\":\"";
   out += f.backend;

@@ -14,15 +14,15 @@
 //
 // Decode ahead: PNG decoding is single-threaded and took ~14 ms per 640x480 frame (depth, mask,
 // color) on the H200 host, capping replay at ~72 fps. Frames are decoded by a few threads of the
-// source's own into a ring of decoded slots ahead of the pacing; read() takes them in order, sleeps until the frame is due and
-// stamps `captured` as it returns, so pacing and latency are what they were. Decoding starts at the
-// first read() (not at open()), a few frames ahead of it. The slots' images and file buffers are
-// reused frame after frame: a run of same-sized frames allocates no image memory after the first pass
-// through the ring (the codec's own small allocations aside). A slot whose images are still held by a
-// caller (a CapturedFrame kept past the next read()) gets new ones instead of being overwritten.
-#include <opencv2/imgcodecs.hpp>
+// source's own into a ring of decoded slots ahead of the pacing; read() takes them in order, sleeps until the frame is
+// due and stamps `captured` as it returns, so pacing and latency are what they were. Decoding starts at the first
+// read() (not at open()), a few frames ahead of it. The slots' images and file buffers are reused frame after frame: a
+// run of same-sized frames allocates no image memory after the first pass through the ring (the codec's own small
+// allocations aside). A slot whose images are still held by a caller (a CapturedFrame kept past the next read()) gets
+// new ones instead of being overwritten.
 #include <spdlog/spdlog.h>
 #include <tbb/info.h>
+#include <opencv2/imgcodecs.hpp>
 
 #include <condition_variable>
 #include <exception>
@@ -59,7 +59,7 @@ int ahead_slots() { return decode_concurrency() + 2; }
 // One frame's decoded images and the reused memory they are decoded from.
 struct Decoded {
   cv::Mat depth, mask, color;
-  std::vector<uchar> bytes;  // the file being decoded
+  std::vector<uchar> bytes;   // the file being decoded
   cv::Mat instance, nonzero;  // BOP instance masks: one decoded, its nonzero pixels
   std::exception_ptr error;   // what decoding threw; read() rethrows it in its turn
   bool ready = false;
@@ -103,8 +103,10 @@ void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits
       cv::bitwise_or(d.mask, d.nonzero, d.mask);
     }
   }
-  if (f.color.empty()) d.color.release();
-  else decode_file(f.color, cv::IMREAD_COLOR, "color", uri, limits, d.bytes, d.color);
+  if (f.color.empty())
+    d.color.release();
+  else
+    decode_file(f.color, cv::IMREAD_COLOR, "color", uri, limits, d.bytes, d.color);
 }
 
 // A TUM sequence's frames as its streams pair live. unpaired_before[i]: frames dropped since the
@@ -122,8 +124,9 @@ PairedTum pair_tum(const Config& c, double tolerance_s) {
   std::error_code ec;
   const bool mask_pattern = c.is_explicit("input.mask");
   const bool mask_list = !mask_pattern && fs::is_regular_file(root / "mask.txt", ec);
-  std::vector<std::vector<TumEntry>> streams{layouts_detail::read_tum_list(root / "depth.txt", c.input.allow_paths_outside_root),
-                                             layouts_detail::read_tum_list(root / "rgb.txt", c.input.allow_paths_outside_root)};
+  std::vector<std::vector<TumEntry>> streams{
+      layouts_detail::read_tum_list(root / "depth.txt", c.input.allow_paths_outside_root),
+      layouts_detail::read_tum_list(root / "rgb.txt", c.input.allow_paths_outside_root)};
   if (mask_list) streams.push_back(layouts_detail::read_tum_list(root / "mask.txt", c.input.allow_paths_outside_root));
   // Every stream's frames in one time order (a tie: depth first), as they would arrive.
   struct Event {
@@ -178,7 +181,11 @@ PairedTum pair_tum(const Config& c, double tolerance_s) {
 class ReplaySource final : public LiveSource {
  public:
   ReplaySource(const SourceUri& uri, const Config& config)
-      : uri_(uri), config_(config), fps_(query_fps(uri, 30.0)), loop_(query_flag(uri, "loop", false)), pacer_(fps_),
+      : uri_(uri),
+        config_(config),
+        fps_(query_fps(uri, 30.0)),
+        loop_(query_flag(uri, "loop", false)),
+        pacer_(fps_),
         ring_(static_cast<size_t>(ahead_slots())) {
     config_.input.root = fs::path(uri.path);
     // The folder decides its layout unless the configuration names one.
@@ -351,7 +358,8 @@ class ReplaySource final : public LiveSource {
       t0_ = f.timestamp;
       return;
     }
-    const auto due = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.timestamp - t0_));
+    const auto due =
+        start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.timestamp - t0_));
     std::this_thread::sleep_until(due);
   }
 

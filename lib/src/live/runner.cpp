@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
-#include "depthmask/outputs.h"
-#include "depthmask/writers.h"
+#include "depthmask/frame_writer.h"
 #include "live/preview.h"
 #include "live/publisher.h"
 
@@ -101,8 +101,9 @@ MaskParams live_mask_params(const Config& c) {
   if (const auto& band = c.live.mask.depth_band) {
     const double lo = std::max(c.depth.min, band->min), hi = std::min(c.depth.max, band->max);
     if (lo > hi)
-      spdlog::warn("live: live.mask.depth_band [{}, {}] m lies outside depth.min..depth.max [{}, {}] m: nothing is kept",
-                   band->min, band->max, c.depth.min, c.depth.max);
+      spdlog::warn(
+          "live: live.mask.depth_band [{}, {}] m lies outside depth.min..depth.max [{}, {}] m: nothing is kept",
+          band->min, band->max, c.depth.min, c.depth.max);
     set_depth_range(p, c.depth.scale, lo, hi);
   }
   return p;
@@ -127,7 +128,8 @@ cv::Mat read_static_mask(const std::filesystem::path& file) {
             "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
   const cv::Mat m = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
   DM_EXPECT(!m.empty(), InputError,
-            "config key 'live.mask.static': '" << file.string() << "' could not be decoded: not an image format OpenCV reads");
+            "config key 'live.mask.static': '" << file.string()
+                                               << "' could not be decoded: not an image format OpenCV reads");
   check_mask_type(m, file.string());
   cv::Mat roi;
   cv::compare(m, 0, roi, cv::CMP_NE);
@@ -180,7 +182,8 @@ class FailureLog {
       return std::make_exception_ptr(PlatformError(why + " (at live frame " + meta.id + ": " + e.what() + ")"));
     const uint64_t n = ++count_;
     if (n <= 5 || n % 100 == 0)
-      spdlog::error("live frame {} ({}): {}{}", meta.id, stage, e.what(), n == 5 ? " (further failures: every 100th)" : "");
+      spdlog::error("live frame {} ({}): {}{}", meta.id, stage, e.what(),
+                    n == 5 ? " (further failures: every 100th)" : "");
     return nullptr;
   }
 
@@ -193,13 +196,22 @@ class Runner {
  public:
   Runner(const Config& c, MemoryBackend& b, LiveSource& src, const LiveLimits& limits, const std::atomic<bool>* stop,
          LiveObserver* obs)
-      : c_(c), backend_(b), source_(src), limits_(limits), stop_(stop), observer_(obs),
-        params_(live_mask_params(c)), tests_params_(union_mask_params(params_)), mask_q_(static_cast<size_t>(c.live.buffers)),
-        out_q_(static_cast<size_t>(c.live.buffers)), failures_(b) {
+      : c_(c),
+        backend_(b),
+        source_(src),
+        limits_(limits),
+        stop_(stop),
+        observer_(obs),
+        params_(live_mask_params(c)),
+        tests_params_(union_mask_params(params_)),
+        mask_q_(static_cast<size_t>(c.live.buffers)),
+        out_q_(static_cast<size_t>(c.live.buffers)),
+        failures_(b) {
     DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
     if (!c.live.mask.static_file.empty()) {
       static_mask_ = read_static_mask(c.live.mask.static_file);
-      spdlog::info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols, static_mask_.rows);
+      spdlog::info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
+                   static_mask_.rows);
     }
     const std::optional<ColorKey> key = live_color_key(c);
     if (key)
@@ -229,8 +241,8 @@ class Runner {
     source_.open();
     unpaired_seen_ = source_.unpaired();
     s_.source = source_.describe();
-    spdlog::info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers, to_string(backend_.kind()),
-                 to_string(c_.live.overflow));
+    spdlog::info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers,
+                 to_string(backend_.kind()), to_string(c_.live.overflow));
     t0_ = Clock::now();
     std::thread capture([this] { guarded([this] { capture_loop(); }); });
     std::thread mask([this] { guarded([this] { mask_loop(); }); });
@@ -274,7 +286,8 @@ class Runner {
   // The calling thread: the stop flag, the duration, the stats lines; until every stage has finished.
   void supervise() {
     const bool stats_on = c_.live.stats_interval > 0;
-    const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c_.live.stats_interval));
+    const auto interval =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c_.live.stats_interval));
     auto next_stats = t0_ + interval;
     auto last_stats = t0_;
     std::unique_lock<std::mutex> lock(m_);
@@ -310,9 +323,11 @@ class Runner {
         next_stats = now + interval;
         const uint64_t source_errors = s_.source_errors;
         lock.unlock();
-        spdlog::info("live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} unpaired {} failed, {} source error(s)",
-                     st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.drops_unpaired, st.failed,
-                     source_errors);
+        spdlog::info(
+            "live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} unpaired {} failed, {} source "
+            "error(s)",
+            st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.drops_unpaired, st.failed,
+            source_errors);
         if (observer_) observer_->on_stats(st);
         lock.lock();
       }
@@ -405,8 +420,10 @@ class Runner {
       if (!it) break;
       it->meta.sequence = frame.sequence;
       it->meta.captured = frame.captured;
-      if (frame.id.empty()) it->meta.id = std::to_string(frame.sequence);
-      else it->meta.id = frame.id;
+      if (frame.id.empty())
+        it->meta.id = std::to_string(frame.sequence);
+      else
+        it->meta.id = frame.id;
       it->failed = false;
       it->latency_us = 0;
       try {
@@ -474,8 +491,10 @@ class Runner {
     if (!static_mask_.empty()) {
       if (f.mask.empty()) return static_mask_;
       check_mask_type(f.mask, "<memory>");
-      if (f.mask.type() == CV_8UC1) and_tests<uint8_t>(f.mask, static_mask_, params_, it.combined);
-      else and_tests<uint16_t>(f.mask, static_mask_, params_, it.combined);
+      if (f.mask.type() == CV_8UC1)
+        and_tests<uint8_t>(f.mask, static_mask_, params_, it.combined);
+      else
+        and_tests<uint16_t>(f.mask, static_mask_, params_, it.combined);
       return it.combined;
     }
     DM_EXPECT(c_.live.mask.depth_band.has_value() || c_.live.mask.color_key.has_value(), InputError,

@@ -15,10 +15,10 @@
 //
 // Pacing: a frame is due one period after the previous one; a source that falls behind does not
 // burst to catch up (the next frame is due a period after the late one). fps=0: as fast as possible.
+#include <spdlog/spdlog.h>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 #include <opencv2/videoio/registry.hpp>
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -118,17 +118,17 @@ class CaptureSource final : public LiveSource {
       // CV_16UC1, GRAY8 to CV_8UC1, BGR to CV_8UC3).
       ok = cap_.open(uri_.path, cv::CAP_GSTREAMER);
       DM_EXPECT(ok && cap_.isOpened(), InputError,
-                "gst source '" << uri_.text << "': the pipeline does not start (is OpenCV built with GStreamer, "
-                               "and are the pipeline's elements installed? gst-launch-1.0 shows the error)");
+                "gst source '" << uri_.text
+                               << "': the pipeline does not start (is OpenCV built with GStreamer, "
+                                  "and are the pipeline's elements installed? gst-launch-1.0 shows the error)");
     } else {
       const std::string& dev = uri_.path;
       std::error_code ec;
       const bool is_index = dev.find_first_not_of("0123456789") == std::string::npos;
-      if (!is_index)
-        DM_EXPECT(fs::exists(dev, ec), InputError, "v4l2 device '" << dev << "' does not exist");
+      if (!is_index) DM_EXPECT(fs::exists(dev, ec), InputError, "v4l2 device '" << dev << "' does not exist");
       std::vector<int> params{cv::CAP_PROP_CONVERT_RGB, 0};
-      if (size_.width > 0) params.insert(params.end(), {cv::CAP_PROP_FRAME_WIDTH, size_.width,
-                                                        cv::CAP_PROP_FRAME_HEIGHT, size_.height});
+      if (size_.width > 0)
+        params.insert(params.end(), {cv::CAP_PROP_FRAME_WIDTH, size_.width, cv::CAP_PROP_FRAME_HEIGHT, size_.height});
       ok = is_index ? cap_.open(std::stoi(dev), cv::CAP_V4L2, params) : cap_.open(dev, cv::CAP_V4L2, params);
       DM_EXPECT(ok && cap_.isOpened(), InputError, "v4l2 device '" << dev << "' cannot be opened");
       // Depth cameras (RealSense, Orbbec) offer 16-bit depth as Z16; other cameras ignore the request.
@@ -144,23 +144,24 @@ class CaptureSource final : public LiveSource {
     if (!cap_.read(m) || m.empty()) {
       // OpenCV's GStreamer backend reports an ended pipeline and a failed one alike.
       if (gst_ && got_frame_) return false;
-      throw InputError(describe() + ": no frame (" + (gst_ ? "the pipeline produced none" : "the device stopped") + ")");
+      throw InputError(describe() + ": no frame (" + (gst_ ? "the pipeline produced none" : "the device stopped") +
+                       ")");
     }
     got_frame_ = true;
     frame.depth.release();
     frame.mask.release();
     frame.color.release();
-    if (m.type() == CV_16UC1) frame.depth = m;
-    else frame.color = m;
+    if (m.type() == CV_16UC1)
+      frame.depth = m;
+    else
+      frame.color = m;
     frame.sequence = sequence_;
     frame.id = padded_id(sequence_++);
     frame.captured = Clock::now();
     return true;
   }
 
-  std::string describe() const override {
-    return (gst_ ? "gst source '" : "v4l2 source '") + uri_.text + "'";
-  }
+  std::string describe() const override { return (gst_ ? "gst source '" : "v4l2 source '") + uri_.text + "'"; }
 
  private:
   SourceUri uri_;
@@ -186,14 +187,13 @@ std::vector<SourceSupport> live_source_support() {
   const bool gst = cv::videoio_registry::hasBackend(cv::CAP_GSTREAMER);
   const bool v4l2 = cv::videoio_registry::hasBackend(cv::CAP_V4L2);
   return {
-      {"synthetic", true, "the synthetic scene"},
-      {"replay", true, "any dataset `run` reads"},
-      {"gst", gst, gst ? "OpenCV's GStreamer back end" : "OpenCV was built without GStreamer"},
-      {"v4l2", v4l2, v4l2 ? "OpenCV's V4L2 back end (untested on hardware)" : "OpenCV was built without V4L2"},
+    {"synthetic", true, "the synthetic scene"}, {"replay", true, "any dataset `run` reads"},
+        {"gst", gst, gst ? "OpenCV's GStreamer back end" : "OpenCV was built without GStreamer"},
+        {"v4l2", v4l2, v4l2 ? "OpenCV's V4L2 back end (untested on hardware)" : "OpenCV was built without V4L2"},
 #if DEPTHMASK_HAVE_OPENNI2
-      {"openni2", true, "OpenNI2 depth cameras and .oni recordings (untested on hardware)"},
+        {"openni2", true, "OpenNI2 depth cameras and .oni recordings (untested on hardware)"},
 #else
-      {"openni2", false, "not built in (this build has no OpenNI2: install libopenni2-dev and rebuild)"},
+        {"openni2", false, "not built in (this build has no OpenNI2: install libopenni2-dev and rebuild)"},
 #endif
   };
 }

@@ -74,7 +74,8 @@ bool StreamPairer::decidable(double t) const {
   for (int k = 1; k < n_; ++k) {
     const auto& q = pending_[static_cast<size_t>(k)];
     if (clock_[static_cast<size_t>(k)] >= t + tol_) continue;
-    const bool later_within = std::any_of(q.begin(), q.end(), [&](const Item& i) { return i.t >= t && i.t <= t + tol_; });
+    const bool later_within =
+        std::any_of(q.begin(), q.end(), [&](const Item& i) { return i.t >= t && i.t <= t + tol_; });
     if (!later_within) return false;
   }
   return true;

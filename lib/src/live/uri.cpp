@@ -16,9 +16,9 @@ namespace {
 
 struct SchemeRule {
   const char* name;
-  bool needs_path;   // replay://DIR, gst://PIPELINE, v4l2:///dev/videoN
-  bool takes_path;   // synthetic:// has none
-  bool has_query;    // gst: the whole rest is the pipeline ('?' and '&' are left to GStreamer)
+  bool needs_path;  // replay://DIR, gst://PIPELINE, v4l2:///dev/videoN
+  bool takes_path;  // synthetic:// has none
+  bool has_query;   // gst: the whole rest is the pipeline ('?' and '&' are left to GStreamer)
   std::vector<std::string> keys;
 };
 
@@ -142,8 +142,7 @@ SourceUri parse_source_uri(const std::string& text) {
   const live_detail::SchemeRule* rule = nullptr;
   for (const auto& r : live_detail::rules())
     if (u.scheme == r.name) rule = &r;
-  if (!rule)
-    fail(text, "unknown scheme '" + u.scheme + "'; known schemes: " + live_detail::known_schemes());
+  if (!rule) fail(text, "unknown scheme '" + u.scheme + "'; known schemes: " + live_detail::known_schemes());
 
   std::string rest = text.substr(sep + 3);
   std::string query;
@@ -160,8 +159,8 @@ SourceUri parse_source_uri(const std::string& text) {
                     : u.scheme == "gst"  ? std::string("a pipeline ending in appsink (gst://... ! appsink)")
                                          : std::string("a device (v4l2:///dev/video0)")));
   if (!rule->takes_path && !u.path.empty())
-    fail(text, u.scheme + ":// takes no path, only a query (" + u.scheme + "://?" + rule->keys.front() + "=...), got '" +
-                   u.path + "'");
+    fail(text, u.scheme + ":// takes no path, only a query (" + u.scheme + "://?" + rule->keys.front() +
+                   "=...), got '" + u.path + "'");
 
   if (!query.empty()) {
     size_t start = 0;
@@ -175,7 +174,8 @@ SourceUri parse_source_uri(const std::string& text) {
       bool known = false;
       for (const auto& k : rule->keys) known = known || k == key;
       if (!known)
-        fail(text, "unknown query key '" + key + "' for " + u.scheme + "://; allowed: " + live_detail::join(rule->keys));
+        fail(text,
+             "unknown query key '" + key + "' for " + u.scheme + "://; allowed: " + live_detail::join(rule->keys));
       if (u.query.count(key)) fail(text, "query key '" + key + "' given twice");
       live_detail::check_value(text, key, value);
       u.query.emplace(key, value);

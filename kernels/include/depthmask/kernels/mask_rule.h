@@ -42,15 +42,15 @@ inline constexpr int kMaxErode = 16;
 // Everything the rule needs besides the two input pixels. Trivially copyable; passed by value.
 // Set the scale and range with set_depth_range(), which also derives the raw-unit bounds.
 struct MaskParams {
-  float scale = 0.001f;     // metres per raw unit, for 16-bit depth (ignored for float depth)
-  float min_m = 0.0f;       // keep float depth in [min_m, max_m], inclusive
+  float scale = 0.001f;  // metres per raw unit, for 16-bit depth (ignored for float depth)
+  float min_m = 0.0f;    // keep float depth in [min_m, max_m], inclusive
   float max_m = 10.0f;
   // The same range in raw units for 16-bit depth, inclusive. Comparing integers keeps the bounds
   // exact: float(1500) * 0.001f is 1.50000012f, which a float compare would drop at max 1.5 m.
   uint32_t raw_min = 0;
   uint32_t raw_max = 10000;
-  float invalid = 0.0f;     // written where the pixel is not kept (may be NaN)
-  uint32_t threshold = 0;   // keep where mask > threshold (when no labels are given), any mask type ...
+  float invalid = 0.0f;    // written where the pixel is not kept (may be NaN)
+  uint32_t threshold = 0;  // keep where mask > threshold (when no labels are given), any mask type ...
   // ... unless threshold_by_type: then 8-bit masks use threshold_u8 and 16-bit masks threshold_u16
   // (mask.threshold_fraction as exact integers per type; set with set_threshold_fraction()).
   bool threshold_by_type = false;
@@ -58,7 +58,7 @@ struct MaskParams {
   uint32_t threshold_u16 = 0;
   int32_t label_count = 0;  // keep where mask is one of labels[0..label_count)
   uint32_t labels[kMaxLabels] = {};
-  bool invert = false;      // applied to the mask test, last
+  bool invert = false;  // applied to the mask test, last
   // 16-bit depth only (float depth is metres and ignores these):
   bool apc_encoding = false;  // stored words are rotated left by 3 bits (APC); decode rotates back
   // Stored words that mean "no measurement" besides 0 (7-Scenes: 65535). Compared with the word as
@@ -107,8 +107,7 @@ inline void set_depth_range(MaskParams& p, double scale, double min_m, double ma
 // exact in integers so the per-pixel rule never divides. fraction must be in [0, 1]; 1 keeps
 // nothing (T = full_scale). Host only.
 inline uint32_t fraction_threshold(double fraction, uint32_t full_scale) {
-  if (!(fraction >= 0.0 && fraction <= 1.0))
-    throw std::invalid_argument("threshold fraction must be in [0, 1]");
+  if (!(fraction >= 0.0 && fraction <= 1.0)) throw std::invalid_argument("threshold fraction must be in [0, 1]");
   const double full = static_cast<double>(full_scale);
   const auto keeps = [&](uint32_t m) { return static_cast<double>(m) / full > fraction; };
   // Start at floor(fraction * full) and step to the exact boundary (the product may round either way).

@@ -23,18 +23,18 @@ bool cuda_check_nothrow(cudaError_t e, const char* call, const char* file, int l
 }  // namespace depthmask::detail
 
 // DM_CUDA(call): throws depthmask::CudaError with the call text, file:line and the CUDA error name.
-#define DM_CUDA(call)                                                                                        \
-  do {                                                                                                       \
-    const cudaError_t dm_cuda_e_ = (call);                                                                   \
-    if (dm_cuda_e_ != cudaSuccess) {                                                                         \
-      (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */                 \
+#define DM_CUDA(call)                                                                                           \
+  do {                                                                                                          \
+    const cudaError_t dm_cuda_e_ = (call);                                                                      \
+    if (dm_cuda_e_ != cudaSuccess) {                                                                            \
+      (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */                    \
       throw ::depthmask::CudaError(::depthmask::detail::cuda_error_text(dm_cuda_e_, #call, __FILE__, __LINE__), \
-                                   static_cast<int>(dm_cuda_e_));                                            \
-    }                                                                                                        \
+                                   static_cast<int>(dm_cuda_e_));                                               \
+    }                                                                                                           \
   } while (0)
 
 // DM_CUDA_NOTHROW(call): for destructors; logs a failure and carries on.
-#define DM_CUDA_NOTHROW(call) \
-  do {                        \
+#define DM_CUDA_NOTHROW(call)                                                         \
+  do {                                                                                \
     (void)::depthmask::detail::cuda_check_nothrow((call), #call, __FILE__, __LINE__); \
   } while (0)

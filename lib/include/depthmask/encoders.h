@@ -84,7 +84,7 @@ std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color_bgr = c
 // when none were configured.
 struct SidecarInfo {
   std::string id;
-  double depth_scale = 0;        // metres per raw unit of 16-bit input depth
+  double depth_scale = 0;          // metres per raw unit of 16-bit input depth
   bool depth_input_float = false;  // the input depth was float metres (scale unused)
   double depth_min = 0, depth_max = 0;
   float invalid = 0;
@@ -109,7 +109,8 @@ std::filesystem::path output_path(const std::filesystem::path& dir, const std::s
 // e.g. seq1/depth/frame-000003.depth.png gives seq1/depth/frame-000003.depth.tiff). f.relative,
 // when empty, is the depth file relative to `input_root`. Throws OutputError when the mirrored path
 // would leave the output folder (a depth file outside input.root).
-std::filesystem::path output_stem(const OutputConfig& out, const FrameEntry& f, const std::filesystem::path& input_root);
+std::filesystem::path output_stem(const OutputConfig& out, const FrameEntry& f,
+                                  const std::filesystem::path& input_root);
 // stem + "." + ext (stem "a/b.depth", ext "mm.png" gives "a/b.depth.mm.png").
 std::filesystem::path with_ext(const std::filesystem::path& stem, const std::string& ext);
 

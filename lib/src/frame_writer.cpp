@@ -1,10 +1,10 @@
-#include "depthmask/outputs.h"
+#include "depthmask/frame_writer.h"
 
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 #include <system_error>
 #include <utility>
 
@@ -37,14 +37,16 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
   job.k = k;
   if (backend_->device_executes()) {
     Buffer& depth = slot.out_buffer();
-    backend_->run_and_wait([&] {
-      depth.to_device(out_bytes, slot.stream());  // a no-op after run_mask on the device: its device copy is fresh
-      job.depth = static_cast<const float*>(depth.device());
-      job.xyz = static_cast<float*>(xyz_buf_.device());
-      launch_backproject(job, slot.stream());
-      xyz_buf_.device_written();
-      xyz_buf_.to_host(bytes, slot.stream());
-    }, slot.stream(), slot.wait());
+    backend_->run_and_wait(
+        [&] {
+          depth.to_device(out_bytes, slot.stream());  // a no-op after run_mask on the device: its device copy is fresh
+          job.depth = static_cast<const float*>(depth.device());
+          job.xyz = static_cast<float*>(xyz_buf_.device());
+          launch_backproject(job, slot.stream());
+          xyz_buf_.device_written();
+          xyz_buf_.to_host(bytes, slot.stream());
+        },
+        slot.stream(), slot.wait());
   } else {
     job.depth = out.ptr<float>();
     job.xyz = xyz_.ptr<float>();
@@ -54,7 +56,8 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
   return xyz_;
 }
 
-FrameWriter::FrameWriter(const Config& c, MemoryBackend& backend) : c_(&c), backend_(&backend), backprojector_(backend) {}
+FrameWriter::FrameWriter(const Config& c, MemoryBackend& backend)
+    : c_(&c), backend_(&backend), backprojector_(backend) {}
 
 bool FrameWriter::wants_color() const {
   const auto& f = c_->output.formats;
@@ -73,8 +76,8 @@ Pinhole ply_intrinsics(const std::optional<Intrinsics>& k, const cv::Mat& out) {
             "output.format 'ply': the intrinsics (fx " << k->fx << ", fy " << k->fy << ", cx " << k->cx << ", cy "
                                                        << k->cy << ") need finite values and positive focal lengths");
   DM_EXPECT((k->width <= 0 || k->width == out.cols) && (k->height <= 0 || k->height == out.rows), InputError,
-            "output.format 'ply': the intrinsics are for " << k->width << "x" << k->height << " images but the depth is "
-                                                             << out.cols << "x" << out.rows);
+            "output.format 'ply': the intrinsics are for "
+                << k->width << "x" << k->height << " images but the depth is " << out.cols << "x" << out.rows);
   return make_pinhole(k->fx, k->fy, k->cx, k->cy);
 }
 
@@ -113,12 +116,24 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
   std::vector<std::string> exts;
   for (const OutputFormat fmt : c.output.formats) {
     switch (fmt) {
-      case OutputFormat::Tiff: exts.push_back("tiff"); break;
-      case OutputFormat::Npy: exts.push_back("npy"); break;
-      case OutputFormat::Exr: exts.push_back("exr"); break;
-      case OutputFormat::Png16: exts.push_back("mm.png"); break;
-      case OutputFormat::Ply: exts.push_back("ply"); break;
-      case OutputFormat::Json: exts.push_back("json"); break;
+      case OutputFormat::Tiff:
+        exts.push_back("tiff");
+        break;
+      case OutputFormat::Npy:
+        exts.push_back("npy");
+        break;
+      case OutputFormat::Exr:
+        exts.push_back("exr");
+        break;
+      case OutputFormat::Png16:
+        exts.push_back("mm.png");
+        break;
+      case OutputFormat::Ply:
+        exts.push_back("ply");
+        break;
+      case OutputFormat::Json:
+        exts.push_back("json");
+        break;
     }
   }
   if (c.output.preview) exts.push_back("preview.png");
@@ -149,10 +164,18 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
   std::vector<std::pair<fs::path, FileBytes>> files;
   for (const OutputFormat fmt : c.output.formats) {
     switch (fmt) {
-      case OutputFormat::Tiff: files.emplace_back(with_ext(stem, "tiff"), tiff_file(out)); break;
-      case OutputFormat::Npy: files.emplace_back(with_ext(stem, "npy"), npy_file(out)); break;
-      case OutputFormat::Exr: files.emplace_back(with_ext(stem, "exr"), FileBytes(encode_exr(out))); break;
-      case OutputFormat::Png16: files.emplace_back(with_ext(stem, "mm.png"), FileBytes(encode_png16_mm(out, invalid))); break;
+      case OutputFormat::Tiff:
+        files.emplace_back(with_ext(stem, "tiff"), tiff_file(out));
+        break;
+      case OutputFormat::Npy:
+        files.emplace_back(with_ext(stem, "npy"), npy_file(out));
+        break;
+      case OutputFormat::Exr:
+        files.emplace_back(with_ext(stem, "exr"), FileBytes(encode_exr(out)));
+        break;
+      case OutputFormat::Png16:
+        files.emplace_back(with_ext(stem, "mm.png"), FileBytes(encode_png16_mm(out, invalid)));
+        break;
       case OutputFormat::Ply: {
         const Pinhole k = ply_intrinsics(frame_intrinsics(c, f), out);
         const cv::Mat& xyz = backprojector_.run(slot, k, invalid);
@@ -161,7 +184,8 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
         files.emplace_back(with_ext(stem, "ply"), FileBytes(encode_ply(xyz, rgb ? color : cv::Mat())));
         break;
       }
-      case OutputFormat::Json: break;  // last, below
+      case OutputFormat::Json:
+        break;  // last, below
     }
   }
   if (c.output.preview) {
@@ -198,12 +222,14 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
   for (const auto& file : files) {
     const fs::path p = canonical_or_self(file.first);
     DM_EXPECT(std::find(inputs.begin(), inputs.end(), p) == inputs.end(), OutputError,
-              "output '" << file.first.string() << "' would overwrite an input file of this frame; choose another output.dir");
+              "output '" << file.first.string()
+                         << "' would overwrite an input file of this frame; choose another output.dir");
   }
   if (stem.has_parent_path() && c.output.layout == OutputLayout::Mirror) {
     std::error_code ec;
     fs::create_directories(stem.parent_path(), ec);
-    DM_EXPECT(!ec, OutputError, "cannot create output folder '" << stem.parent_path().string() << "': " << ec.message());
+    DM_EXPECT(!ec, OutputError,
+              "cannot create output folder '" << stem.parent_path().string() << "': " << ec.message());
   }
 
   std::vector<OutputFile> written;

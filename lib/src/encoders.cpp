@@ -1,8 +1,8 @@
-#include "depthmask/writers.h"
+#include "depthmask/encoders.h"
 
 #include <fcntl.h>
-#include <sys/uio.h>
 #include <signal.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -15,8 +15,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <regex>
@@ -57,8 +57,10 @@ void FileBytes::add_view(const void* data, size_t bytes) {
   if (bytes == 0) return;
   const auto* p = static_cast<const uint8_t*>(data);
   // Rows of a continuous image arrive one after another: one part (one iovec) for all of them.
-  if (!parts_.empty() && parts_.back().data + parts_.back().size == p) parts_.back().size += bytes;
-  else parts_.push_back({p, bytes});
+  if (!parts_.empty() && parts_.back().data + parts_.back().size == p)
+    parts_.back().size += bytes;
+  else
+    parts_.push_back({p, bytes});
   size_ += bytes;
 }
 
@@ -179,8 +181,9 @@ cv::Mat decode_npy(const std::vector<uint8_t>& b, const std::string& name) {
             InputError, "'" << name << "': expected little-endian float32 in C order, header " << h);
   int rows = 0, cols = 0;
   const auto s = h.find("'shape': (");
-  DM_EXPECT(s != std::string::npos && std::sscanf(h.c_str() + s + 10, "%d, %d", &rows, &cols) == 2 && rows > 0 && cols > 0,
-            InputError, "'" << name << "': expected a 2-D shape, header " << h);
+  DM_EXPECT(
+      s != std::string::npos && std::sscanf(h.c_str() + s + 10, "%d, %d", &rows, &cols) == 2 && rows > 0 && cols > 0,
+      InputError, "'" << name << "': expected a 2-D shape, header " << h);
   const size_t need = 10 + hlen + static_cast<size_t>(rows) * cols * 4;
   DM_EXPECT(b.size() == need, InputError, "'" << name << "': " << b.size() << " bytes, expected " << need);
   cv::Mat m(rows, cols, CV_32FC1);
@@ -218,23 +221,25 @@ FileBytes tiff_file(const cv::Mat& m) {
   // Entries in ascending tag order; SHORT (3) and LONG (4) values of count 1 sit in the entry.
   auto entry = [&](uint32_t tag, uint32_t type, uint64_t count, uint64_t value) {
     put16(e, tag), put16(e + 2, type), put32(e + 4, count);
-    if (type == 3 && count == 1) put16(e + 8, static_cast<uint32_t>(value));
-    else put32(e + 8, value);
+    if (type == 3 && count == 1)
+      put16(e + 8, static_cast<uint32_t>(value));
+    else
+      put32(e + 8, value);
     e += 12;
   };
-  entry(256, 4, 1, static_cast<uint64_t>(m.cols));           // ImageWidth
-  entry(257, 4, 1, static_cast<uint64_t>(m.rows));           // ImageLength
-  entry(258, 3, 1, 32);                                      // BitsPerSample
-  entry(259, 3, 1, 1);                                       // Compression: none
-  entry(262, 3, 1, 1);                                       // PhotometricInterpretation: BlackIsZero
+  entry(256, 4, 1, static_cast<uint64_t>(m.cols));             // ImageWidth
+  entry(257, 4, 1, static_cast<uint64_t>(m.rows));             // ImageLength
+  entry(258, 3, 1, 32);                                        // BitsPerSample
+  entry(259, 3, 1, 1);                                         // Compression: none
+  entry(262, 3, 1, 1);                                         // PhotometricInterpretation: BlackIsZero
   entry(273, 4, strips, strips > 1 ? offsets_at : pixels_at);  // StripOffsets
-  entry(277, 3, 1, 1);                                       // SamplesPerPixel
-  entry(278, 4, 1, rows_per_strip);                          // RowsPerStrip
+  entry(277, 3, 1, 1);                                         // SamplesPerPixel
+  entry(278, 4, 1, rows_per_strip);                            // RowsPerStrip
   const uint64_t last_strip = (static_cast<uint64_t>(m.rows) - (strips - 1) * rows_per_strip) * row_bytes;
   entry(279, 4, strips, strips > 1 ? counts_at : last_strip);  // StripByteCounts
-  entry(284, 3, 1, 1);                                       // PlanarConfiguration: contiguous
-  entry(339, 3, 1, 3);                                       // SampleFormat: IEEE floating point
-  put32(e, 0);                                               // no next IFD
+  entry(284, 3, 1, 1);                                         // PlanarConfiguration: contiguous
+  entry(339, 3, 1, 3);                                         // SampleFormat: IEEE floating point
+  put32(e, 0);                                                 // no next IFD
   if (strips > 1) {
     for (uint64_t s = 0; s < strips; ++s) {
       put32(offsets_at + 4 * s, pixels_at + s * rows_per_strip * row_bytes);
@@ -314,7 +319,9 @@ std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color) {
       "ply\n"
       "format binary_little_endian 1.0\n"
       "comment depthmask: masked depth backprojected, metres, camera frame (x right, y down, z forward)\n"
-      "element vertex " + std::to_string(n) + "\n"
+      "element vertex " +
+      std::to_string(n) +
+      "\n"
       "property float x\n"
       "property float y\n"
       "property float z\n";
@@ -347,8 +354,10 @@ std::string encode_sidecar(const SidecarInfo& s) {
   j["depth_scale"] = s.depth_scale;
   j["depth_input"] = s.depth_input_float ? "float32 metres" : "uint16 raw units (metres = raw * depth_scale)";
   j["depth_range"] = {{"min", s.depth_min}, {"max", s.depth_max}};
-  if (std::isnan(s.invalid)) j["invalid_value"] = "nan";
-  else j["invalid_value"] = static_cast<double>(s.invalid);
+  if (std::isnan(s.invalid))
+    j["invalid_value"] = "nan";
+  else
+    j["invalid_value"] = static_cast<double>(s.invalid);
   if (s.intrinsics) {
     const Intrinsics& k = *s.intrinsics;
     j["intrinsics"] = {{"fx", k.fx}, {"fy", k.fy}, {"cx", k.cx}, {"cy", k.cy}};
@@ -358,8 +367,10 @@ std::string encode_sidecar(const SidecarInfo& s) {
     j["intrinsics"] = nullptr;
   }
   j["source"] = {{"depth", s.depth_file.string()}, {"mask", s.mask_file.string()}};
-  if (s.color_file.empty()) j["source"]["color"] = nullptr;
-  else j["source"]["color"] = s.color_file.string();
+  if (s.color_file.empty())
+    j["source"]["color"] = nullptr;
+  else
+    j["source"]["color"] = s.color_file.string();
   j["backend"] = s.backend;
   j["width"] = s.width;
   j["height"] = s.height;
@@ -371,8 +382,10 @@ std::string encode_sidecar(const SidecarInfo& s) {
 cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth, float invalid) {
   const cv::Size sz = depth.size();
   cv::Mat left;
-  if (!color.empty() && color.size() == sz && color.type() == CV_8UC3) left = color.clone();
-  else left = cv::Mat(sz, CV_8UC3, cv::Scalar(96, 96, 96));
+  if (!color.empty() && color.size() == sz && color.type() == CV_8UC3)
+    left = color.clone();
+  else
+    left = cv::Mat(sz, CV_8UC3, cv::Scalar(96, 96, 96));
 
   // Mask: non-zero white, zero black (labels and probabilities alike).
   cv::Mat m8;

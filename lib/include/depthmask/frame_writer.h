@@ -12,10 +12,10 @@
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
+#include "depthmask/encoders.h"
 #include "depthmask/frame.h"
 #include "depthmask/kernels/backproject.h"
 #include "depthmask/layouts.h"  // frame_intrinsics
-#include "depthmask/writers.h"
 
 namespace depthmask {
 

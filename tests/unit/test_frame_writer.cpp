@@ -26,14 +26,14 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "depthmask/frame_writer.h"
 #include "depthmask/kernels/backproject.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/manifest.h"
-#include "depthmask/outputs.h"
 #include "depthmask/platform.h"
-#include "depthmask/writers.h"
 #include "test_support.h"
 
 using dmtest::Contains;
@@ -89,11 +89,16 @@ Ply read_ply(const std::vector<uint8_t>& bytes) {
     const std::string l = line();
     if (l == "\x01<eof>") return p.error = "no end_header", p;
     if (l == "end_header") break;
-    if (l.rfind("format ", 0) == 0) p.format = l.substr(7);
-    else if (l.rfind("comment ", 0) == 0) p.comments.push_back(l.substr(8));
-    else if (l.rfind("element vertex ", 0) == 0) p.vertices = std::stoul(l.substr(15)), have_vertex = true;
-    else if (l.rfind("property ", 0) == 0) p.properties.push_back(l.substr(9));
-    else return p.error = "unexpected header line '" + l + "'", p;
+    if (l.rfind("format ", 0) == 0)
+      p.format = l.substr(7);
+    else if (l.rfind("comment ", 0) == 0)
+      p.comments.push_back(l.substr(8));
+    else if (l.rfind("element vertex ", 0) == 0)
+      p.vertices = std::stoul(l.substr(15)), have_vertex = true;
+    else if (l.rfind("property ", 0) == 0)
+      p.properties.push_back(l.substr(9));
+    else
+      return p.error = "unexpected header line '" + l + "'", p;
   }
   if (!have_vertex) return p.error = "no vertex element", p;
   const std::vector<std::string> xyz{"float x", "float y", "float z"};
@@ -109,8 +114,9 @@ Ply read_ply(const std::vector<uint8_t>& bytes) {
     float v[3];
     std::memcpy(v, bytes.data() + pos + i * stride, 12);
     p.xyz.insert(p.xyz.end(), v, v + 3);
-    if (rgb) p.rgb.insert(p.rgb.end(), bytes.begin() + static_cast<long>(pos + i * stride + 12),
-                          bytes.begin() + static_cast<long>(pos + i * stride + 15));
+    if (rgb)
+      p.rgb.insert(p.rgb.end(), bytes.begin() + static_cast<long>(pos + i * stride + 12),
+                   bytes.begin() + static_cast<long>(pos + i * stride + 15));
   }
   return p;
 }
@@ -184,8 +190,9 @@ TEST(Exr, ReadsBackBitIdenticalFloat32) {
   enable_exr_reading();
   TempDir tmp;
   cv::Mat m(31, 33, CV_32FC1);
-  const float specials[] = {0.0f, -0.0f, -1.0f, 1e-30f, std::numeric_limits<float>::denorm_min(),
-                            std::numeric_limits<float>::max(), kInf, 0.001f};
+  const float specials[] = {
+      0.0f, -0.0f, -1.0f, 1e-30f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+      kInf, 0.001f};
   for (int i = 0; i < m.rows * m.cols; ++i)
     m.at<float>(i) = (i % 7 == 0) ? specials[(i / 7) % 8] : 0.25f + 0.001f * static_cast<float>(i);
   const auto bytes = dm::encode_exr(m);
@@ -277,7 +284,8 @@ TEST(Backproject, RuleOnHandCheckedPixels) {
 
 TEST(Backproject, CpuLoopEqualsTheRulePixelByPixel) {
   cv::Mat depth(33, 31, CV_32FC1);
-  for (int i = 0; i < depth.rows * depth.cols; ++i) depth.at<float>(i) = (i % 5 == 0) ? 0.0f : 0.3f + 0.01f * static_cast<float>(i);
+  for (int i = 0; i < depth.rows * depth.cols; ++i)
+    depth.at<float>(i) = (i % 5 == 0) ? 0.0f : 0.3f + 0.01f * static_cast<float>(i);
   cv::Mat xyz(depth.size(), CV_32FC3, cv::Scalar(7, 7, 7));
   dm::BackprojectJob job;
   job.depth = depth.ptr<float>(), job.depth_step = depth.step[0];
@@ -532,7 +540,8 @@ TEST(OutputLayout, MirrorWritesIntoCreatedFolders) {
   EXPECT_EQ(files[0].name, "scene-1/depth/frame-000003.depth.tiff");
   EXPECT_EQ(files[1].name, "scene-1/depth/frame-000003.depth.json");
   EXPECT_TRUE(fs::is_regular_file(c.output.dir / "scene-1" / "depth" / "frame-000003.depth.tiff"));
-  const nlohmann::json j = nlohmann::json::parse(text_of(c.output.dir / "scene-1" / "depth" / "frame-000003.depth.json"));
+  const nlohmann::json j =
+      nlohmann::json::parse(text_of(c.output.dir / "scene-1" / "depth" / "frame-000003.depth.json"));
   EXPECT_EQ(j["outputs"].get<std::vector<std::string>>(), (std::vector<std::string>{"frame-000003.depth.tiff"}));
 }
 
@@ -576,14 +585,19 @@ TEST(Manifest, RejectsWhatIsNotOneOfOurs) {
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"frames\":{}}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":[]}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\"}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\",\"outputs\":[]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
+      "\"a\",\"outputs\":[]}}}",
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
+      "\"a\","
       "\"outputs\":[{\"file\":\"1.tiff\",\"size\":-3,\"crc32\":1}]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
+      "\"a\","
       "\"outputs\":[{\"file\":\"1.tiff\",\"size\":3,\"crc32\":4294967296}]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
+      "\"a\","
       "\"outputs\":[{\"file\":\"../../etc/passwd\",\"size\":3,\"crc32\":1}]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":\"a\","
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
+      "\"a\","
       "\"outputs\":[{\"file\":\"/etc/passwd\",\"size\":3,\"crc32\":1}]}}}",
   };
   for (const auto& t : bad) {

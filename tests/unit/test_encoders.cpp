@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
-#include "depthmask/writers.h"
 #include "test_support.h"
 
 using dmtest::Contains;
@@ -32,8 +32,6 @@ namespace fs = std::filesystem;
 using depthmask::OutputError;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -50,8 +48,14 @@ std::vector<std::string> names_in(const fs::path& dir) {
 // A CV_32FC1 test image with ordinary values, -1, NaN, 0, -0, infinities and denormals sprinkled in.
 cv::Mat test_image(int rows, int cols) {
   cv::Mat m(rows, cols, CV_32FC1);
-  const float specials[] = {kNaN, -1.0f, 0.0f, -0.0f, std::numeric_limits<float>::infinity(),
-                            std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(), 1e-30f};
+  const float specials[] = {kNaN,
+                            -1.0f,
+                            0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::max(),
+                            1e-30f};
   for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cols; ++x) {
       const int i = y * cols + x;
@@ -59,7 +63,6 @@ cv::Mat test_image(int rows, int cols) {
     }
   return m;
 }
-
 
 // ---------------------------------------------------------------------------------------------------
 // NPY
@@ -94,7 +97,9 @@ TEST_P(NpyRoundTrip, BitIdenticalWithAlignedHeader) {
 INSTANTIATE_TEST_SUITE_P(OddSizes, NpyRoundTrip,
                          ::testing::Values(std::make_pair(1, 1), std::make_pair(13, 1), std::make_pair(1, 13),
                                            std::make_pair(31, 33), std::make_pair(480, 640), std::make_pair(7, 1000)),
-                         [](const auto& p) { return std::to_string(p.param.first) + "x" + std::to_string(p.param.second); });
+                         [](const auto& p) {
+                           return std::to_string(p.param.first) + "x" + std::to_string(p.param.second);
+                         });
 
 TEST(Npy, EncodesANonContinuousRoi) {
   const cv::Mat big = test_image(20, 30);
@@ -110,7 +115,10 @@ TEST(Npy, DecodeRejectsWhatItCannotRead) {
   std::vector<uint8_t> bad(good.size(), 'x');
   EXPECT_TRUE(Contains(message_of<depthmask::InputError>([&] { depthmask::decode_npy(bad, "junk.npy"); }), "junk.npy"));
   // Too short.
-  EXPECT_TRUE(Contains(message_of<depthmask::InputError>([&] { depthmask::decode_npy({0x93, 'N'}, "short.npy"); }), "short.npy"));
+  EXPECT_TRUE(Contains(message_of<depthmask::InputError>([&] {
+                         depthmask::decode_npy({0x93, 'N'}, "short.npy");
+                       }),
+                       "short.npy"));
   // Truncated data.
   std::vector<uint8_t> cut(good.begin(), good.end() - 4);
   EXPECT_TRUE(Contains(message_of<depthmask::InputError>([&] { depthmask::decode_npy(cut, "cut.npy"); }), "cut.npy"));
@@ -380,8 +388,10 @@ void check_preview(const PreviewInput& in, const cv::Mat& p, float invalid) {
       const float d = in.depth.at<float>(y, x);
       const bool bad = std::isnan(d) || d == invalid;
       const auto right = p.at<cv::Vec3b>(y, 2 * w + x);
-      if (bad) EXPECT_EQ(right, cv::Vec3b(0, 0, 0)) << "invalid depth at " << x << "," << y << " must be black";
-      else EXPECT_NE(right, cv::Vec3b(0, 0, 0)) << "valid depth at " << x << "," << y << " must be coloured";
+      if (bad)
+        EXPECT_EQ(right, cv::Vec3b(0, 0, 0)) << "invalid depth at " << x << "," << y << " must be black";
+      else
+        EXPECT_NE(right, cv::Vec3b(0, 0, 0)) << "valid depth at " << x << "," << y << " must be coloured";
     }
   // The colour scale spans the valid values.
   EXPECT_EQ(p.at<cv::Vec3b>(0, 2 * w), turbo(0));

@@ -1,4 +1,4 @@
-#include "depthmask/units.h"
+#include "depthmask/unit_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -62,9 +62,11 @@ std::string depth_unit_warning(double median_m, double scale, bool float_depth) 
   const std::string range = "expected " + metres(kPlausibleDepthMinM) + " to " + metres(kPlausibleDepthMaxM) + " m";
   std::string w = "median masked depth " + metres(median_m) + " m";
   if (float_depth) {
-    w += " from float depth, which is read as metres (depth.scale does not apply), is implausible for an RGB-D scene (" +
-         range + ")";
-    if (best_m > 0.0) w += "; if the files hold units of " + scale_text(best) + " m it would be " + metres(best_m) + " m";
+    w +=
+        " from float depth, which is read as metres (depth.scale does not apply), is implausible for an RGB-D scene (" +
+        range + ")";
+    if (best_m > 0.0)
+      w += "; if the files hold units of " + scale_text(best) + " m it would be " + metres(best_m) + " m";
     return w;
   }
   w += " at depth.scale " + scale_text(scale) + " is implausible for an RGB-D scene (" + range + ")";
