@@ -9,8 +9,18 @@
 
 namespace depthmask::app {
 
-// Exit codes (README): 0 all frames ok, 1 some failed, 2 usage/config, 3 platform, 130 interrupted.
-enum ExitCode : int { kOk = 0, kFramesFailed = 1, kUsage = 2, kPlatform = 3, kInterrupted = 130 };
+// Exit codes (README, docs/ERRORS.md): 0 success, else the failure class's code (exit_code() of
+// depthmask/errors.h): 1 input (frames failed), 2 usage/config, 3 platform, 4 resource, 70 internal,
+// 130 interrupted.
+enum ExitCode : int {
+  kOk = 0,
+  kFramesFailed = 1,
+  kUsage = 2,
+  kPlatform = 3,
+  kResource = 4,
+  kInternal = 70,
+  kInterrupted = 130
+};
 
 struct RunOptions {
   std::optional<std::string> config;

@@ -113,24 +113,12 @@ int main(int argc, char** argv) {
     if (*info_cmd) return cmd_info(info);
     if (*synth_cmd) return cmd_synth(synth);
     if (*bench_cmd) return cmd_bench(bench, g_stop);
-  } catch (const ConfigError& e) {
-    std::fprintf(stderr, "depthmask: configuration error: %s\n", e.what());
-    return kUsage;
-  } catch (const PlatformError& e) {
-    std::fprintf(stderr, "depthmask: platform error: %s\n", e.what());
-    return kPlatform;
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "depthmask: CUDA error: %s\n", e.what());
-    return kPlatform;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "depthmask: input error: %s\n", e.what());
-    return kFramesFailed;
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "depthmask: output error: %s\n", e.what());
-    return kFramesFailed;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "depthmask: error: %s\n", e.what());
-    return kFramesFailed;
+    // One taxonomy (depthmask/errors.h): the class names the message and gives the exit code.
+    const Failure f = failure_of(e);
+    std::fprintf(stderr, "depthmask: %s error: %s\n", f == Failure::Config ? "configuration" : to_string(f).data(),
+                 e.what());
+    return exit_code(f);
   }
   return kUsage;
 }

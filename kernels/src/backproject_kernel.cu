@@ -1,7 +1,7 @@
 // The backprojection kernel: one thread per pixel column of a 32x32 tile, as in the masking kernel.
 #include <cuda_runtime.h>
 
-#include "depthmask/detail/cuda_check.h"
+#include "depthmask/kernels/cuda_check.h"
 #include "depthmask/kernels/backproject.h"
 #include "tiling.cuh"
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "depthmask/detail/cuda_check.h"
+#include "depthmask/kernels/cuda_check.h"
 #include "depthmask/kernels/color_key.h"
 #include "tiling.cuh"
 

@@ -1,5 +1,5 @@
 // Stand-in for color_key_kernel.cu in CPU-only builds (no nvcc).
-#include "depthmask/errors.h"
+#include "depthmask/kernels/errors.h"
 #include "depthmask/kernels/color_key.h"
 
 namespace depthmask {

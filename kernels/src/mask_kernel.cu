@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "depthmask/detail/cuda_check.h"
+#include "depthmask/kernels/cuda_check.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 #include "tiling.cuh"

@@ -1,5 +1,5 @@
 // Stand-in for mask_kernel.cu in CPU-only builds (no nvcc): the GPU launcher reports what is missing.
-#include "depthmask/errors.h"
+#include "depthmask/kernels/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 

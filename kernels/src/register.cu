@@ -2,7 +2,7 @@
 // kernel (32x8 threads covering a 32x32 tile, each thread walking 4 rows).
 #include <cuda_runtime.h>
 
-#include "depthmask/detail/cuda_check.h"
+#include "depthmask/kernels/cuda_check.h"
 #include "depthmask/kernels/register.h"
 #include "tiling.cuh"
 

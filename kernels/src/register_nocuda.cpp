@@ -1,5 +1,5 @@
 // Stand-ins for register.cu in CPU-only builds (no nvcc): the GPU launchers report what is missing.
-#include "depthmask/errors.h"
+#include "depthmask/kernels/errors.h"
 #include "depthmask/kernels/register.h"
 
 namespace depthmask {

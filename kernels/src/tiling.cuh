@@ -13,7 +13,7 @@
 
 #include <stdexcept>
 
-#include "depthmask/errors.h"
+#include "depthmask/kernels/errors.h"
 
 namespace depthmask::tiling {
 

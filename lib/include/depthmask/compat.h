@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "depthmask/kernels/kernel_image.h"  // KernelImageProbe
+
 namespace depthmask {
 
 // One entry of the build's architecture list: capability as major*10 + minor (87, 110) and nvcc's
@@ -46,14 +48,6 @@ struct BuildTargets {
 // (SASS), "87-virtual" (PTX), "90a-real", "100f". "all", "all-major" and "native" give known = false.
 // Throws std::invalid_argument on anything else.
 BuildTargets parse_cuda_architectures(std::string_view list, int toolkit_version);
-
-// What the driver said when asked for a real kernel's attributes (cudaFuncGetAttributes).
-struct KernelImageProbe {
-  bool loaded = false;     // a SASS or JIT-compiled image was found for the device
-  int binary_version = 0;  // cudaFuncAttributes::binaryVersion (major*10 + minor)
-  int ptx_version = 0;     // cudaFuncAttributes::ptxVersion (0 without PTX)
-  std::string error;       // the CUDA error name when not loaded (cudaErrorNoKernelImageForDevice ...)
-};
 
 struct CompatInput {
   std::string device_name;

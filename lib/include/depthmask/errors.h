@@ -1,76 +1,51 @@
-// Error types and the precondition helper used everywhere in depthmask.
+// Error types and the failure taxonomy of depthmask.
 //
-// Each exception type maps to one CLI exit code (see app/main.cpp): configuration mistakes (2), a
-// platform that cannot do what was asked (3), and per-frame input/output problems that a batch records
-// and moves past. Messages are complete sentences naming the file, frame or key involved.
+// Every error is a depthmask::Error of one Failure class (depthmask/kernels/errors.h, re-exported
+// here): input, config, platform, resource, interrupted, internal. failure_of() classifies any
+// exception, the foreign ones too (std::bad_alloc is out of memory), in one place that the batch, the
+// live runner and the CLI share; exit_code() gives the CLI's exit code of a class. Messages are
+// complete sentences naming the file, frame or key involved.
 #pragma once
 
-#include <sstream>
-#include <stdexcept>
-#include <string>
+#include <exception>
+
+#include "depthmask/kernels/errors.h"
 
 namespace depthmask {
 
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A bad YAML file, key, value or command-line override. Exit code 2.
+// A bad YAML file, key, value or command-line override.
 class ConfigError : public Error {
  public:
-  using Error::Error;
-};
-
-// The platform cannot do what was asked (a GPU backend without a GPU, no mapped memory ...). Exit code 3.
-class PlatformError : public Error {
- public:
-  using Error::Error;
+  explicit ConfigError(const std::string& what) : Error(Failure::Config, what) {}
 };
 
 // A missing, unreadable, corrupt or mismatched input file.
 class InputError : public Error {
  public:
-  using Error::Error;
+  explicit InputError(const std::string& what) : Error(Failure::Input, what) {}
 };
 
-// An output that could not be written (folder missing or read-only, disk full ...).
+// An output that could not be written (disk full, the folder gone or read-only, the manifest not
+// saved): a resource the run needs is not there.
 class OutputError : public Error {
  public:
-  using Error::Error;
+  explicit OutputError(const std::string& what) : Error(Failure::Resource, what) {}
 };
 
-// A memory budget or allocation that cannot be met for this frame (device memory, managed budget).
-class ResourceError : public Error {
+// The run was asked to stop before it finished.
+class InterruptedError : public Error {
  public:
-  using Error::Error;
+  explicit InterruptedError(const std::string& what) : Error(Failure::Interrupted, what) {}
 };
 
-// A failed CUDA runtime call or kernel launch: the call text, file:line, error name and string.
-class CudaError : public Error {
- public:
-  CudaError(const std::string& what, int code) : Error(what), code_(code) {}
-  int code() const noexcept { return code_; }
+// The class of any exception: a depthmask::Error's own; std::bad_alloc (and OpenCV's out of memory)
+// is Resource; an OpenCV error elsewhere is Input (a decoder refusing a file); a filesystem error is
+// Resource when the disk is full or a folder vanished, Input otherwise; anything else is Internal.
+Failure failure_of(const std::exception& e) noexcept;
+Failure failure_of(const std::exception_ptr& e) noexcept;
 
- private:
-  int code_;
-};
-
-namespace detail {
-template <class E>
-[[noreturn]] inline void throw_with(const std::string& msg) {
-  throw E(msg);
-}
-}  // namespace detail
+// The CLI's exit code of a failure class: 1 input, 2 config, 3 platform, 4 resource, 130
+// interrupted, 70 internal (EX_SOFTWARE). 0 means success and is no class.
+int exit_code(Failure f) noexcept;
 
 }  // namespace depthmask
-
-// DM_EXPECT(cond, ExceptionType, message << parts): a check that holds in Release builds too.
-#define DM_EXPECT(cond, ExcType, msg)                                \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      std::ostringstream dm_expect_os_;                              \
-      dm_expect_os_ << msg;                                          \
-      ::depthmask::detail::throw_with<ExcType>(dm_expect_os_.str()); \
-    }                                                                \
-  } while (0)
