@@ -16,10 +16,8 @@ namespace {
 // x86-64 builds target the baseline ISA (SSE2); the band loop below also gets an AVX2 copy, picked
 // once at load time by the CPU (an ifunc), as OpenCV dispatches its own kernels. AVX2 only, no FMA
 // (-ffp-contract=off besides): the rule only compares, converts and multiplies, which round the same
-// in SSE and AVX lanes. On the H200 host's Xeon, one thread, f32 depth + u8 mask, mask_cpu/copyTo went
-// from 1.0-1.3 to 0.5-0.7 up to 1080p and from 1.3-1.4 to 0.4-0.9 at 4K (noisy shared host; u16 depth
-// 2.7-3.4x faster); non-temporal stores for 4K frames measured no better there and were left out
-// (depthmask_microbench --benchmark_filter='^(CpuMask|CopyTo)/.*/threads:1$'). aarch64 keeps the plain loop.
+// in SSE and AVX lanes (`depthmask_microbench --benchmark_filter='^(CpuMask|CopyTo)/.*/threads:1$'`:
+// 2-3x faster, docs/PERFORMANCE.md#code-notes). aarch64 keeps the plain loop.
 // clang (the sanitizer and fuzz builds) does not clone function templates: the plain loop there.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define DM_CPU_CLONES __attribute__((target_clones("avx2", "default")))

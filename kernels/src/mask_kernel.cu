@@ -16,26 +16,16 @@ namespace depthmask {
 
 namespace {
 
-// The variant launch_mask() uses: one constant, to be set from measurements on the target GPU
-// (bench/micro: `depthmask_microbench --benchmark_filter=GpuMask`).
-// On the H200 (bench, 2026-11-30) the row walk with two chunks per thread is the fastest batched on
-// device memory at 1080p and 4K: 98.7-98.9 % of the D2D copy bandwidth for 16-bit depth (one chunk:
-// 93-94 %), 100-101 % for float depth. (At 640x480 one chunk per thread is 2-5 points better.)
+// The variant launch_mask() uses, set from measurements on the target GPU (`depthmask_microbench
+// --benchmark_filter=GpuMask`): row256x2 is the fastest batched at >= 1080p (docs/PERFORMANCE.md#the-kernel).
 constexpr MaskKernelVariant kDefaultVariant{MaskBlockShape::Rows256x2, true};
 // Every variant this build carries; the default is listed first by mask_kernel_variants().
 constexpr MaskKernelVariant kAllVariants[] = {
     {MaskBlockShape::Threads32x8, true},   {MaskBlockShape::Threads32x8, false}, {MaskBlockShape::Threads32x32, true},
     {MaskBlockShape::Threads32x32, false}, {MaskBlockShape::Rows256, true},      {MaskBlockShape::Rows256x2, true}};
-// The variant for frames in mapped host memory (the zero_copy backend), where every byte read crosses
-// the bus: the depth is read only where the mask keeps a pixel (kept_only). On the H200 (bench of
-// 2026-11-30, one frame per launch, the synthetic frame: 5-6 % of its pixels kept), 32x8 vec
-// kept-only took 33.9 / 179 / 685 us at 640x480 / 1080p / 4K f32, against 39.0 / 216 / 818 for 32x8
-// scalar kept-only and 39.1 / 213 / 819 for plain 32x8 scalar (the earlier choice). With a mask that
-// keeps everything it reads what plain 32x8 vec reads (40.0 / 252 / 937 us), so 15-19 % behind
-// scalar on 1080p and 4K float frames in that worst case. (On 2026-11-29 every vectorised walk
-// collapsed to 7-15 GB/s on 4K frames in mapped memory; that run's blocks came from cudaHostAlloc,
-// these from the heap registered with cudaHostRegister (pinned_host.cpp), and it did not recur — the
-// cause was not isolated.)
+// The variant for frames in mapped host memory (zero_copy), where every byte read crosses the bus:
+// the depth is read only where the mask keeps a pixel (kept_only); 32x8 vec kept-only measured fastest
+// (`depthmask bench`, docs/PERFORMANCE.md#code-notes).
 constexpr MaskKernelVariant kMappedVariant{MaskBlockShape::Threads32x8, true, true};
 constexpr MaskKernelVariant kMappedScalar{MaskBlockShape::Threads32x8, false, true};
 
@@ -59,14 +49,12 @@ __host__ __device__ constexpr int threads_per_block(MaskBlockShape s) {
 // reads 16 bytes (float) or 8 bytes (u16) per thread, the mask 4 (u8) or 8 (u16), each contiguous
 // across the warp.
 constexpr int kVec = 4;
-// (8 pixels of 16-bit depth per thread — one 16-byte load, two float4 stores — measured slower on the
-// H200: 70 % of the D2D bandwidth batched at 4K against 84 % with 4; docs/PERFORMANCE.md.)
+// (8 pixels of 16-bit depth per thread measured slower: docs/PERFORMANCE.md#the-kernel.)
 
 // N consecutive elements from a pointer aligned to N elements, in 16-byte (or smaller) loads. The
 // bytes are copied as they are (NaN payloads included). Every byte is read once and every output
 // byte written once, so the accesses are streaming ones (__ldcs/__stcs: evict first), which leave
-// the cache to the other planes' lines still in flight (1-2 points of the D2D bandwidth on the H200: 16-bit depth rose
-// from 80-82 % to 93-94 % batched with one chunk per thread).
+// the cache to the other planes' lines still in flight (+1-2 points of D2D: docs/PERFORMANCE.md#the-kernel).
 template <int N, class T>
 __device__ __forceinline__ void load_n(const T* p, T (&v)[N]) {
   constexpr int kBytes = N * static_cast<int>(sizeof(T));
@@ -99,8 +87,8 @@ __device__ __forceinline__ int phase(const T* p) {
 // mask_rule.h, scalar or four at a time. Shape: 32x8 threads per 32x32 tile (each thread walks 4
 // rows), 32x32 (one row each), or the row walk (256 threads along one row, one or two chunks each).
 // Common: the launch found is_common_case(p), and the pass runs on common_params(p) — the same rule
-// with the label and marker loops folded away (for 16-bit depth they cost 12 points of the D2D
-// bandwidth on the H200: 16-bit depth rose from 80-82 % to 93-94 % batched with one chunk per thread).
+// with the label and marker loops folded away (12 points of D2D for 16-bit depth:
+// docs/PERFORMANCE.md#the-kernel).
 template <int N, class DepthT, class MaskT>
 struct Chunk {
   DepthT d[N];

@@ -1,14 +1,10 @@
 // Page-locked host memory for the CUDA backends, allocated quickly. cudaHostAlloc faults in, zeroes
-// and pins every page on the calling thread, inside the driver: 2.7 GB/s on the H200's host, and
-// calls from several threads wait for each other (the 54 blocks of 18 640x480 frame slots: 19-38 ms
-// from one thread, 27-29 ms from 16). Faulting the pages in is what costs; pinning pages already
-// present is cheap (one 38.7 MB block: 17-27 ms to touch, 1.6-2.5 ms to cudaHostRegister). So blocks
-// of kRegisterFromBytes and more are taken from the C heap, touched by the allocating thread — frame
-// slots allocating at once then fault their pages in in parallel — and page-locked with
-// cudaHostRegister; blocks of kParallelTouchFromBytes and more are 2 MB aligned (transparent huge
-// pages where the kernel offers them) and touched by several threads (a run's pool of 4K frame slots,
-// about 1 GB: 0.55-0.7 s with cudaHostAlloc, about 0.1 s so; docs/PERFORMANCE.md). Tiny blocks, and
-// devices that cannot register host memory, keep cudaHostAlloc. CUDA builds only.
+// and pins every page on the calling thread inside the driver, and calls from several threads wait for
+// each other; pinning pages already present is cheap. So blocks of kRegisterFromBytes and more are
+// taken from the C heap, touched by the allocating thread and page-locked with cudaHostRegister; blocks
+// of kParallelTouchFromBytes and more are 2 MB aligned and touched by several threads. Tiny blocks, and
+// devices that cannot register host memory, keep cudaHostAlloc. Measurements:
+// docs/PERFORMANCE.md#code-notes. CUDA builds only.
 #pragma once
 
 #include <cstddef>
