@@ -87,6 +87,49 @@ fs::path canonical_or_self(const fs::path& p) {
   return ec ? p.lexically_normal() : r;
 }
 
+// What an encoder gets: the masked frame and what some formats need besides it.
+struct EncodeInput {
+  const Config& c;
+  const FrameEntry& f;
+  FrameSlot& slot;
+  Backprojector& backprojector;
+};
+
+FileBytes encode_tiff_output(const EncodeInput& in) { return tiff_file(in.slot.out()); }
+FileBytes encode_npy_output(const EncodeInput& in) { return npy_file(in.slot.out()); }
+FileBytes encode_exr_output(const EncodeInput& in) { return FileBytes(encode_exr(in.slot.out())); }
+FileBytes encode_png16_output(const EncodeInput& in) {
+  return FileBytes(encode_png16_mm(in.slot.out(), in.c.output.invalid));
+}
+FileBytes encode_ply_output(const EncodeInput& in) {
+  const cv::Mat& out = in.slot.out();
+  const Pinhole k = ply_intrinsics(frame_intrinsics(in.c, in.f), out);
+  const cv::Mat& xyz = in.backprojector.run(in.slot, k, in.c.output.invalid);
+  const cv::Mat& color = in.slot.color();
+  const bool rgb = !color.empty() && color.type() == CV_8UC3 && color.size() == out.size();
+  return FileBytes(encode_ply(xyz, rgb ? color : cv::Mat()));
+}
+
+// The output formats: format -> file extension -> encoder. The JSON sidecar has no encoder here: it
+// lists the frame's other files, so FrameWriter::write() writes it last.
+struct FormatRow {
+  OutputFormat format;
+  const char* extension;
+  FileBytes (*encode)(const EncodeInput&);
+};
+constexpr FormatRow kFormats[] = {
+    {OutputFormat::Tiff, "tiff", encode_tiff_output}, {OutputFormat::Npy, "npy", encode_npy_output},
+    {OutputFormat::Exr, "exr", encode_exr_output},    {OutputFormat::Png16, "mm.png", encode_png16_output},
+    {OutputFormat::Ply, "ply", encode_ply_output},    {OutputFormat::Json, "json", nullptr},
+};
+constexpr const char* kPreviewExtension = "preview.png";
+
+const FormatRow& format_row(OutputFormat f) {
+  for (const FormatRow& r : kFormats)
+    if (r.format == f) return r;
+  throw std::logic_error("output format " + std::to_string(static_cast<int>(f)) + " has no row in kFormats");
+}
+
 }  // namespace
 
 void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) {
@@ -114,29 +157,8 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
                       "; choose an output.dir that holds no input files");
   };
   std::vector<std::string> exts;
-  for (const OutputFormat fmt : c.output.formats) {
-    switch (fmt) {
-      case OutputFormat::Tiff:
-        exts.push_back("tiff");
-        break;
-      case OutputFormat::Npy:
-        exts.push_back("npy");
-        break;
-      case OutputFormat::Exr:
-        exts.push_back("exr");
-        break;
-      case OutputFormat::Png16:
-        exts.push_back("mm.png");
-        break;
-      case OutputFormat::Ply:
-        exts.push_back("ply");
-        break;
-      case OutputFormat::Json:
-        exts.push_back("json");
-        break;
-    }
-  }
-  if (c.output.preview) exts.push_back("preview.png");
+  for (const OutputFormat fmt : c.output.formats) exts.push_back(format_row(fmt).extension);
+  if (c.output.preview) exts.push_back(kPreviewExtension);
   const fs::path manifest = c.output.dir / kManifestName;
   refuse(manifest, canon(manifest), "");
   for (const FrameEntry& f : listing.frames) {
@@ -162,37 +184,16 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
   // Encode everything first: a frame that cannot be encoded (a PLY without intrinsics) writes nothing.
   // TIFF and NPY are views of `out`, which the slot holds until the frame is committed.
   std::vector<std::pair<fs::path, FileBytes>> files;
+  const EncodeInput in{c, f, slot, backprojector_};
   for (const OutputFormat fmt : c.output.formats) {
-    switch (fmt) {
-      case OutputFormat::Tiff:
-        files.emplace_back(with_ext(stem, "tiff"), tiff_file(out));
-        break;
-      case OutputFormat::Npy:
-        files.emplace_back(with_ext(stem, "npy"), npy_file(out));
-        break;
-      case OutputFormat::Exr:
-        files.emplace_back(with_ext(stem, "exr"), FileBytes(encode_exr(out)));
-        break;
-      case OutputFormat::Png16:
-        files.emplace_back(with_ext(stem, "mm.png"), FileBytes(encode_png16_mm(out, invalid)));
-        break;
-      case OutputFormat::Ply: {
-        const Pinhole k = ply_intrinsics(frame_intrinsics(c, f), out);
-        const cv::Mat& xyz = backprojector_.run(slot, k, invalid);
-        const cv::Mat& color = slot.color();
-        const bool rgb = !color.empty() && color.type() == CV_8UC3 && color.size() == out.size();
-        files.emplace_back(with_ext(stem, "ply"), FileBytes(encode_ply(xyz, rgb ? color : cv::Mat())));
-        break;
-      }
-      case OutputFormat::Json:
-        break;  // last, below
-    }
+    const FormatRow& row = format_row(fmt);
+    if (row.encode != nullptr) files.emplace_back(with_ext(stem, row.extension), row.encode(in));
   }
   if (c.output.preview) {
     std::vector<uint8_t> png;
     const cv::Mat preview = make_preview(slot.color(), slot.mask(), out, invalid);
     DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview");
-    files.emplace_back(with_ext(stem, "preview.png"), FileBytes(std::move(png)));
+    files.emplace_back(with_ext(stem, kPreviewExtension), FileBytes(std::move(png)));
   }
   if (std::find(c.output.formats.begin(), c.output.formats.end(), OutputFormat::Json) != c.output.formats.end()) {
     SidecarInfo s;
@@ -212,7 +213,8 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
     s.kept_pixels = count_kept(out, invalid);
     for (const auto& file : files) s.outputs.push_back(file.first.filename().string());
     const std::string text = encode_sidecar(s);
-    files.emplace_back(with_ext(stem, "json"), FileBytes(std::vector<uint8_t>(text.begin(), text.end())));
+    files.emplace_back(with_ext(stem, format_row(OutputFormat::Json).extension),
+                       FileBytes(std::vector<uint8_t>(text.begin(), text.end())));
   }
 
   // Never overwrite an input (an output folder inside the input's, with matching names).
