@@ -4,6 +4,7 @@
 # Used by the README's commands, by CI (.ci/run) and by the Docker images.
 #   scripts/install-deps.sh                        build + test dependencies
 #   scripts/install-deps.sh --sanitizers           the same and clang for scripts/sanitize.sh, fuzz.sh
+#   scripts/install-deps.sh --lint                 the same and clang-format-14, clang-tidy-14 (scripts/lint.sh)
 #   scripts/install-deps.sh --runtime-list BIN...   print the packages that own BIN's shared libraries
 #   scripts/install-deps.sh --runtime FILE          install the packages FILE lists (one a line): the
 #                                                   runtime image's libraries, listed in the build stage
@@ -58,6 +59,8 @@ sanitizer_pkgs=(clang-14)
 
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = "--sanitizers" ] && pkgs+=("${sanitizer_pkgs[@]}")
+# --lint: the formatter and the static analyser CI runs (scripts/lint.sh).
+[ "${1:-}" = "--lint" ] && pkgs+=(clang-format-14 clang-tidy-14)
 if [ "${1:-}" = "--runtime" ]; then
   [ -f "${2:-}" ] || { echo "install-deps: --runtime needs the package list made by --runtime-list" >&2; exit 2; }
   mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$2")

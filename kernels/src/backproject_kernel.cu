@@ -1,8 +1,8 @@
 // The backprojection kernel: one thread per pixel column of a 32x32 tile, as in the masking kernel.
 #include <cuda_runtime.h>
 
-#include "depthmask/kernels/cuda_check.h"
 #include "depthmask/kernels/backproject.h"
+#include "depthmask/kernels/cuda_check.h"
 #include "tiling.cuh"
 
 namespace depthmask {

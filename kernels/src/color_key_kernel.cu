@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "depthmask/kernels/cuda_check.h"
 #include "depthmask/kernels/color_key.h"
+#include "depthmask/kernels/cuda_check.h"
 #include "tiling.cuh"
 
 namespace depthmask {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The team's habits, checked as CI checks them (.ci/run):
+#   scripts/lint.sh format              clang-format-14 --dry-run -Werror over every C++/CUDA file of
+#                                       app/ lib/ kernels/ bench/ tests/ (the repository's .clang-format)
+#   scripts/lint.sh format --fix        the same, rewriting the files
+#   scripts/lint.sh tidy [BUILD_DIR]    clang-tidy-14 with .clang-tidy (warnings are errors) over the
+#                                       sources of lib/ and app/, from BUILD_DIR/compile_commands.json
+#                                       (default build-cpu: a CPU-only build configured with
+#                                       -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh --lint >/dev/null
+
+case "${1:-}" in
+  format)
+    mapfile -t files < <(git ls-files 'app/*' 'lib/*' 'kernels/*' 'bench/*' 'tests/*' | grep -E '\.(cpp|h|cu|cuh|hpp)$')
+    if [ "${2:-}" = "--fix" ]; then
+      clang-format-14 -i "${files[@]}"
+    else
+      clang-format-14 --dry-run -Werror "${files[@]}"
+    fi
+    echo "lint: format: ${#files[@]} files follow .clang-format"
+    ;;
+  tidy)
+    build="${2:-build-cpu}"
+    [ -f "$build/compile_commands.json" ] || {
+      echo "lint: $build/compile_commands.json is missing: configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON" >&2
+      exit 2
+    }
+    root="$(pwd)"
+    start=$(date +%s)
+    run-clang-tidy-14 -p "$build" -j "${JOBS:-$(nproc)}" -quiet "^$root/(lib|app)/.*\.cpp$" >"$build/tidy.log" 2>&1 || {
+      grep -E 'warning:|error:' "$build/tidy.log" | sort -u >&2 || cat "$build/tidy.log" >&2
+      echo "lint: tidy: clang-tidy found problems (full log: $build/tidy.log)" >&2
+      exit 1
+    }
+    n=$(grep -c '^clang-tidy-14 ' "$build/tidy.log" || true)
+    echo "lint: tidy: $n files of lib/ and app/ clean in $(($(date +%s) - start)) s"
+    ;;
+  *)
+    echo "usage: scripts/lint.sh format [--fix] | tidy [BUILD_DIR]" >&2
+    exit 2
+    ;;
+esac
