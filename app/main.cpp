@@ -17,9 +17,9 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_signal(int) { g_stop.store(true); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses the command line and runs one subcommand; an exception that escapes a command is classified
+// (depthmask/errors.h) and gives the exit code.
+int cli_main(int argc, char** argv) {
   using namespace depthmask;
   using namespace depthmask::app;
 
@@ -121,4 +121,15 @@ int main(int argc, char** argv) {
     return exit_code(f);
   }
   return kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return cli_main(argc, argv);
+  } catch (...) {  // only the argument parser's own setup can get here
+    std::fprintf(stderr, "depthmask: internal error while parsing the command line\n");
+    return depthmask::exit_code(depthmask::Failure::Internal);
+  }
 }

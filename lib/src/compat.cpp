@@ -30,7 +30,7 @@ int min_driver_branch(int cuda_major) {
   }
 }
 
-std::string join(const std::vector<CudaArch>& v, bool ptx, std::string sep = ", ") {
+std::string join(const std::vector<CudaArch>& v, bool ptx, const std::string& sep = ", ") {
   std::string s;
   for (const CudaArch& a : v) s += (s.empty() ? "" : sep) + to_string(a, ptx);
   return s;
@@ -239,7 +239,7 @@ CompatVerdict check_driver(int runtime_version, int driver_version, const BuildT
 }
 
 CompatVerdict check_compat(const CompatInput& in) {
-  const CompatVerdict drv = check_driver(in.runtime_version, in.driver_version, in.build);
+  CompatVerdict drv = check_driver(in.runtime_version, in.driver_version, in.build);
   if (drv.level == CompatLevel::Fail) return drv;
   CompatVerdict v = image_by_rules(in);
   if (in.probe) {

@@ -83,11 +83,11 @@ template <class E>
 }  // namespace depthmask
 
 // DM_EXPECT(cond, ExceptionType, message << parts): a check that holds in Release builds too.
-#define DM_EXPECT(cond, ExcType, msg)                                \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      std::ostringstream dm_expect_os_;                              \
-      dm_expect_os_ << msg;                                          \
-      ::depthmask::detail::throw_with<ExcType>(dm_expect_os_.str()); \
-    }                                                                \
+#define DM_EXPECT(cond, ExcType, msg)                                                        \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      std::ostringstream dm_expect_os_;                                                      \
+      dm_expect_os_ << msg; /* NOLINT(bugprone-macro-parentheses): a chain of << operands */ \
+      ::depthmask::detail::throw_with<ExcType>(dm_expect_os_.str());                         \
+    }                                                                                        \
   } while (0)
