@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
