@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "depthmask/backend.h"
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"

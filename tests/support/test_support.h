@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "depthmask/backend.h"
+#include "depthmask/bench/scratch_dir.h"
 #include "depthmask/platform.h"
 
 namespace dmtest {
@@ -41,26 +42,8 @@ inline fs::path shared_data_dir() {
 // The command that runs the CLI: a path, or a prefix such as "/bundle/run.sh depthmask".
 inline std::string depthmask_cmd() { return env_or("DEPTHMASK_BIN", DEPTHMASK_DEFAULT_BIN); }
 
-// A fresh temporary folder, removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("depthmask-test-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& s) const { return path_ / s; }
-
- private:
-  fs::path path_;
-};
+// A fresh temporary folder, removed at scope exit (`tmp / "name"` is a path inside).
+using TempDir = depthmask::ScratchDir;
 
 struct CmdResult {
   int exit_code = -1;

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
 #include "depthmask/errors.h"
 
 namespace {

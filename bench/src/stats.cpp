@@ -6,7 +6,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
 #include "depthmask/errors.h"
 
 namespace depthmask::bench {

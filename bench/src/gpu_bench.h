@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/platform.h"
 

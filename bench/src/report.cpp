@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_variants.h"

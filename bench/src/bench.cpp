@@ -13,11 +13,11 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
-#include <random>
 #include <sstream>
 #include <thread>
 
-#include "depthmask/bench.h"
+#include "depthmask/bench/bench.h"
+#include "depthmask/bench/scratch_dir.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
@@ -74,26 +74,6 @@ std::string num_text(double v) {
   os << v;
   return os.str();
 }
-
-// A scratch folder for the generated datasets, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("depthmask-bench-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // OpenCV's own thread count, restored on scope exit.
 class CvThreads {
@@ -597,7 +577,7 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const C
   if (!o.end_to_end) {
     r.end_to_end_skipped = "--skip-end-to-end";
   } else {
-    const ScratchDir work;
+    const ScratchDir work("depthmask-bench-");
     for (const FrameSize& s : o.sizes) {
       try {
         r.end_to_end.push_back(end_to_end(o, s, platform, params, work.path(), r.machine.hardware_threads, say));
@@ -619,7 +599,7 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const C
   if (!o.live) {
     r.live.skipped = "--skip-live";
   } else {
-    const ScratchDir work;
+    const ScratchDir work("depthmask-bench-");
     try {
       live(o, platform, work.path(), say, r);
     } catch (const Error& e) {
