@@ -334,7 +334,7 @@ std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color) {
   for (int y = 0; y < xyz.rows; ++y) {
     const float* p = xyz.ptr<float>(y);
     const uint8_t* c = rgb ? color.ptr<uint8_t>(y) : nullptr;
-    for (int x = 0; x < xyz.cols; ++x) {
+    for (size_t x = 0; x < static_cast<size_t>(xyz.cols); ++x) {
       if (p[3 * x + 2] == 0.0f) continue;
       append(out, p + 3 * x, 3 * sizeof(float));  // x86-64 and aarch64 are little-endian
       if (rgb) {
