@@ -83,7 +83,7 @@ double read_thresh_file(const fs::path& file) {
 // The dataset's own intrinsics file, unless the user gave input.intrinsics.
 void use_intrinsics_file(ResolvedInput& r, const fs::path& file, const char* what) {
   Config& e = r.config;
-  if (e.is_explicit("input.intrinsics")) {
+  if (e.is_set_by_user("input.intrinsics")) {
     if (is_file(file)) layouts_detail::warn_override(r, "input.intrinsics", "the K of " + file.string());
     return;
   }
@@ -106,7 +106,7 @@ void resolve_apc(ResolvedInput& r) {
   r.geometry = read_apc_cam_info(cam);
   // The aligned depth (frame-*.depth.png) is on the color camera's grid, so the color K applies; raw/
   // depth is registered onto that grid with the geometry.
-  if (!e.is_explicit("input.intrinsics")) {
+  if (!e.is_set_by_user("input.intrinsics")) {
     e.input.intrinsics = r.geometry->color;
     e.input.intrinsics_file.clear();
   } else {
@@ -126,7 +126,7 @@ void resolve_apc(ResolvedInput& r) {
               "config key 'input.object': '" << object << "' is not an object name such as kleenex_tissue_box");
     const std::string suffix = "." + object + ".mask.png";
     layout_default(r, "input.mask", e.input.mask, "masks/frame-{id}" + suffix);
-    if (!e.is_explicit("input.mask")) {
+    if (!e.is_set_by_user("input.mask")) {
       bool any = false;
       std::set<std::string> objects;
       std::error_code ec;
@@ -144,7 +144,7 @@ void resolve_apc(ResolvedInput& r) {
       }
     }
     // The probability maps are p x 65535; upstream keeps p > thresh.
-    if (!e.is_explicit("mask.threshold_fraction"))
+    if (!e.is_set_by_user("mask.threshold_fraction"))
       e.mask.threshold_fraction = read_thresh_file(root / "masks" / (object + ".thresh.txt"));
     else
       layouts_detail::warn_override(r, "mask.threshold_fraction", "masks/" + object + ".thresh.txt");
@@ -169,7 +169,7 @@ void resolve_seven_scenes(ResolvedInput& r) {
   Config& e = r.config;
   const fs::path root = e.input.root;
   const auto dir = seven_scenes_frames(root);
-  DM_EXPECT(dir || e.is_explicit("input.depth"), InputError,
+  DM_EXPECT(dir || e.is_set_by_user("input.depth"), InputError,
             layouts_detail::layout_label(r)
                 << ": no frame-*.depth.png in '" << root.string() << "' or in its rgbd-frames/");
   const std::string d = dir.value_or("");
@@ -190,7 +190,7 @@ void resolve_seven_scenes(ResolvedInput& r) {
 void resolve_ycbineoat(ResolvedInput& r) {
   Config& e = r.config;
   const fs::path root = e.input.root;
-  DM_EXPECT(is_dir(root / "depth") || e.is_explicit("input.depth"), InputError,
+  DM_EXPECT(is_dir(root / "depth") || e.is_set_by_user("input.depth"), InputError,
             layouts_detail::layout_label(r) << ": no depth/ folder in '" << root.string() << "'");
   use_intrinsics_file(r, root / "cam_K.txt", "cam_K.txt");
   layout_default(r, "depth.scale", e.depth.scale, 0.001);
@@ -272,7 +272,7 @@ void check_inside_root(const std::string& path, const std::string& where) {
 }
 
 void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* frames_from) {
-  if (!r.config.is_explicit(key)) return;
+  if (!r.config.is_set_by_user(key)) return;
   throw ConfigError(std::string("config key '") + key + "' does not apply to " + layout_label(r) +
                     ": its frames come from " + frames_from +
                     "; remove the key, or set input.layout: pattern to list frames by patterns");
@@ -317,9 +317,9 @@ ResolvedInput resolve_input(const Config& c) {
   if (!c.input.object.empty() && r.layout != InputLayout::Apc)
     throw ConfigError("config key 'input.object' applies to input.layout 'apc' only, not to " +
                       layouts_detail::layout_label(r));
-  if (c.is_explicit("input.bop_masks") && r.layout != InputLayout::Bop)
+  if (c.is_set_by_user("input.bop_masks") && r.layout != InputLayout::Bop)
     spdlog::warn("config key 'input.bop_masks' has no effect with {}", layouts_detail::layout_label(r));
-  if (c.is_explicit("input.max_time_diff") && r.layout != InputLayout::Tum)
+  if (c.is_set_by_user("input.max_time_diff") && r.layout != InputLayout::Tum)
     spdlog::warn("config key 'input.max_time_diff' has no effect with {}", layouts_detail::layout_label(r));
 
   switch (r.layout) {

@@ -80,7 +80,7 @@ void warn_override(const ResolvedInput& r, const char* key, const std::string& l
 // The layout's default for a key the user did not set; a warning when the user set another value.
 template <class T>
 void layout_default(ResolvedInput& r, const char* key, T& field, const T& value) {
-  if (!r.config.is_explicit(key))
+  if (!r.config.is_set_by_user(key))
     field = value;
   else if (!(field == value))
     warn_override(r, key, describe(value));
