@@ -126,7 +126,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.preview) flags.push_back({"live.preview", "true", "--preview", false});
   Config c = effective_config(o.config, o.sets, flags);
   // --output asks for files: every frame, unless the configuration says how often.
-  if (o.output && c.live.output_every == 0 && !c.is_explicit("live.output_every")) c.live.output_every = 1;
+  if (o.output && c.live.output_every == 0 && !c.is_set_by_user("live.output_every")) c.live.output_every = 1;
   setup_logging(c.logging.level);
   if (o.print_config) {
     std::cout << to_yaml(c);
@@ -196,7 +196,7 @@ int cmd_info(const InfoOptions& o) {
                 d.compat.how.empty() ? "" : (": " + d.compat.how).c_str(),
                 d.compat.message.empty() ? "" : ("\n    " + d.compat.message).c_str());
   }
-  if (c.is_explicit("input.root")) {
+  if (c.is_set_by_user("input.root")) {
     try {
       const ResolvedInput in = resolve_input(c);
       std::printf("input: %s, layout %s (%s), %zu frame(s)\n", c.input.root.string().c_str(),

@@ -1,12 +1,14 @@
+// Intrinsics files: a 3x3 K text file, or a small YAML file {fx, fy, cx, cy[, width, height]} whose
+// map reader the configuration's inline input.intrinsics shares (detail/intrinsics_yaml.h).
 #include "depthmask/intrinsics.h"
 
-#include <fstream>
 #include <sstream>
 #include <vector>
 
-#include "depthmask/config.h"
 #include "depthmask/errors.h"
+#include "detail/intrinsics_yaml.h"
 #include "detail/text_numbers.h"
+#include "detail/yaml_io.h"
 
 namespace depthmask {
 
@@ -39,5 +41,71 @@ Intrinsics read_intrinsics_file(const std::filesystem::path& file) {
   }
   return read_intrinsics_k_text(file);
 }
+
+std::string intrinsics_to_yaml(const Intrinsics& k) {
+  YAML::Emitter e;
+  detail::emit_intrinsics_map(e, k);
+  return std::string(e.c_str()) + "\n";
+}
+
+Intrinsics parse_intrinsics_yaml(const std::string& text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& ex) {
+    throw InputError("intrinsics file '" + name + "' line " + std::to_string(ex.mark.line + 1) +
+                     ": YAML syntax error: " + ex.msg);
+  }
+  try {
+    const detail::YamlOrigin o{name, {}, true};
+    return detail::read_intrinsics_map(detail::YamlReader(o), "", root);
+  } catch (const ConfigError& ex) {
+    throw InputError("intrinsics file '" + name + "': " + ex.what());
+  }
+}
+
+namespace detail {
+
+Intrinsics read_intrinsics_map(const YamlReader& r, const std::string& prefix, const YAML::Node& n) {
+  Intrinsics k;
+  bool seen[4] = {false, false, false, false};
+  r.each(prefix, n, {"fx", "fy", "cx", "cy", "width", "height"},
+         [&](const std::string& sub, const std::string& full, const YAML::Node& v) {
+           if (sub == "fx")
+             k.fx = r.finite_number(full, v), seen[0] = true;
+           else if (sub == "fy")
+             k.fy = r.finite_number(full, v), seen[1] = true;
+           else if (sub == "cx")
+             k.cx = r.finite_number(full, v), seen[2] = true;
+           else if (sub == "cy")
+             k.cy = r.finite_number(full, v), seen[3] = true;
+           else if (sub == "width")
+             k.width = static_cast<int>(r.integer(full, v, 0, 1 << 20));
+           else
+             k.height = static_cast<int>(r.integer(full, v, 0, 1 << 20));
+         });
+  const char* names[] = {"fx", "fy", "cx", "cy"};
+  for (int i = 0; i < 4; ++i)
+    if (!seen[i]) r.fail(prefix, n, std::string("intrinsics need fx, fy, cx and cy; '") + names[i] + "' is missing");
+  if (!(k.fx > 0) || !(k.fy > 0)) r.fail(prefix, n, "fx and fy must be positive");
+  return k;
+}
+
+void emit_intrinsics_map(YAML::Emitter& e, const Intrinsics& k) {
+  e << YAML::BeginMap;
+  e << YAML::Key << "fx" << YAML::Value;
+  emit_number(e, k.fx);
+  e << YAML::Key << "fy" << YAML::Value;
+  emit_number(e, k.fy);
+  e << YAML::Key << "cx" << YAML::Value;
+  emit_number(e, k.cx);
+  e << YAML::Key << "cy" << YAML::Value;
+  emit_number(e, k.cy);
+  if (k.width > 0) e << YAML::Key << "width" << YAML::Value << k.width;
+  if (k.height > 0) e << YAML::Key << "height" << YAML::Value << k.height;
+  e << YAML::EndMap;
+}
+
+}  // namespace detail
 
 }  // namespace depthmask

@@ -87,19 +87,10 @@ std::string fnv1a64_hex(const std::string& text) {
 }
 
 std::string settings_hash(const Config& c) {
-  Config n = c;
-  // Not output-shaping: where outputs go, how they are flushed, which backend computes them (CPU and
-  // GPU are bit-identical), run, live and logging behaviour, and which keys were given explicitly.
-  n.output.dir = ".";
-  n.output.fsync = false;
-  n.backend = BackendConfig{};
-  n.run = RunConfig{};
-  n.live = LiveConfig{};
-  n.logging = LoggingConfig{};
-  n.explicit_keys.clear();
-  // Hash the intrinsics' values (to_yaml would write the file's name instead).
-  n.input.intrinsics_file.clear();
-  return fnv1a64_hex(std::string("depthmask ") + DEPTHMASK_VERSION + " manifest 1\n" + to_yaml(n));
+  // The output-shaping keys only (the configuration tables say which): not where outputs go, how they
+  // are flushed, which backend computes them (CPU and GPU are bit-identical), run, live and logging
+  // behaviour; intrinsics by value, not by file name.
+  return fnv1a64_hex(std::string("depthmask ") + DEPTHMASK_VERSION + " manifest 1\n" + settings_yaml(c));
 }
 
 std::string inputs_fingerprint(const FrameEntry& f) {

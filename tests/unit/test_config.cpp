@@ -405,7 +405,7 @@ TEST_F(ConfigFile, UnknownKeyViaSetNamesTheOverride) {
   const std::string msg = error_of_sets({"mask.thresh=3"});
   EXPECT_TRUE(Contains(msg, "--set"));
   EXPECT_TRUE(Contains(msg, "'mask.thresh'"));
-  EXPECT_TRUE(Contains(msg, "threshold, threshold_fraction, labels, invert, erode, per_instance"));
+  EXPECT_TRUE(Contains(msg, "threshold, labels, threshold_fraction, invert, erode, per_instance"));
   EXPECT_TRUE(Contains(error_of_sets({"colour=red"}), "--set colour=red"));
 }
 
@@ -619,7 +619,7 @@ logging: {level: off}
   expect_same_config(c, round_trip(c, tmp_ / "cfg", true));
 }
 
-// BUG (config.cpp, to_yaml): inline intrinsics are printed without width/height, so a config with
+// BUG (to_yaml, fixed): inline intrinsics are printed without width/height, so a config with
 // `intrinsics: {fx, fy, cx, cy, width, height}` does not round-trip. Enable once fixed.
 TEST_F(ConfigFile, ToYamlKeepsInlineIntrinsicsSize) {
   const Config c = load_config(
@@ -628,7 +628,7 @@ TEST_F(ConfigFile, ToYamlKeepsInlineIntrinsicsSize) {
   expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
 }
 
-// BUG (config.cpp, emit_number): numbers are printed with 9 significant digits, so doubles that need
+// BUG (detail/yaml_io.cpp emit_number, fixed): numbers are printed with 9 significant digits, so doubles that need
 // more (0.1234567891, 1/3) change on a to_yaml/load_config round trip. Enable once fixed.
 TEST_F(ConfigFile, ToYamlKeepsFullDoublePrecision) {
   Config c = load_config(std::nullopt, {}, tmp_.path());
@@ -656,7 +656,7 @@ registration:
   EXPECT_EQ(c.registration.mode, depthmask::RegistrationMode::Reproject);
   EXPECT_EQ(c.registration.depth_distortion.model, depthmask::DistortionModel::InverseBrownConrady);
   EXPECT_EQ(c.registration.depth_distortion.coeffs, (std::array<double, 5>{0.1415, 0.119, 0.00441, 0.00559, -0.0781}));
-  EXPECT_TRUE(c.is_explicit("registration.depth_distortion.coeffs"));
+  EXPECT_TRUE(c.is_set_by_user("registration.depth_distortion.coeffs"));
   expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
 
   // An override may change the coefficients alone (the model stays), and null removes the model.
@@ -865,7 +865,7 @@ live:
   EXPECT_EQ(c.live.publish, "ipc:///tmp/dm.sock");
   EXPECT_EQ(c.live.stats_interval, 0.0);
   EXPECT_EQ(c.live.reconnect_max, 2.5);
-  EXPECT_TRUE(c.is_explicit("live.overflow"));
+  EXPECT_TRUE(c.is_set_by_user("live.overflow"));
   expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
 }
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "depthmask/config.h"
+#include "depthmask/backend_kind.h"
 #include "depthmask/platform.h"
 
 struct CUstream_st;

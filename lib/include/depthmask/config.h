@@ -1,22 +1,28 @@
 // The run configuration: plain structs filled from YAML and command-line overrides.
 //
-// All YAML handling lives in config.cpp; everything else takes these structs. Every enum has
-// to_string/parse so logs and errors speak the YAML's words.
+// One table per section (lib/src/config/keys.cpp) drives reading, validation messages, --print-config
+// and the settings hash; everything else takes these structs. Every enum has to_string/parse so logs
+// and errors speak the YAML's words (their {value, name} arrays: lib/src/config/enum_names.h).
+//
+// Adding a key: its field (with its default) in the section struct below, and one row in keys.cpp.
 #pragma once
 
+#include <bitset>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
+#include "depthmask/backend_kind.h"
 #include "depthmask/intrinsics.h"
 
 namespace depthmask {
 
-enum class BackendKind { Auto, Copy, ZeroCopy, Managed, Cpu };
 enum class OnError { Skip, Stop };
 enum class OutputFormat { Tiff, Npy, Exr, Png16, Ply, Json };
 enum class InputLayout { Auto, Pattern, Apc, SevenScenes, Bop, Tum, YcbInEOAT };
@@ -25,11 +31,9 @@ enum class RegistrationMode { Auto, None, Resample, Reproject };
 enum class OutputLayout { Flat, Mirror };
 enum class Overflow { DropOldest, Block };  // live: what capture does when every frame slot is busy
 
-std::string_view to_string(BackendKind k);
 std::string_view to_string(OnError e);
 std::string_view to_string(OutputFormat f);
 // parse_*: nullopt when the word is not one of the allowed values.
-std::optional<BackendKind> parse_backend_kind(std::string_view s);
 std::optional<OnError> parse_on_error(std::string_view s);
 std::optional<OutputFormat> parse_output_format(std::string_view s);
 std::string_view to_string(InputLayout l);
@@ -46,8 +50,6 @@ std::string_view to_string(Overflow o);
 std::optional<Overflow> parse_overflow(std::string_view s);
 // Named depth scales (metres per raw unit): mm 0.001, 0.1mm 0.0001, tum 0.0002 (1/5000), d405 0.0001.
 std::optional<double> depth_scale_preset(std::string_view name);
-// The allowed words, comma separated, for messages.
-std::string allowed_backend_kinds();
 
 struct InputConfig {
   InputLayout layout = InputLayout::Auto;  // auto: detected from the folder, and the reason logged
@@ -104,13 +106,7 @@ struct OutputConfig {
   OutputLayout layout = OutputLayout::Flat;  // mirror: the input's folders and file names
 };
 
-struct BackendConfig {
-  BackendKind kind = BackendKind::Auto;
-  int device = 0;
-  // A budget for the frame buffers the backend holds at once (all frames in flight), in MiB; 0 = none.
-  // An allocation beyond it fails that frame as running out of device memory would (ResourceError).
-  int64_t memory_limit_mb = 0;
-};
+// BackendConfig (the backend section): backend_kind.h.
 
 struct RunConfig {
   OnError on_error = OnError::Skip;
@@ -173,6 +169,13 @@ struct LoggingConfig {
   std::string level = "info";  // trace | debug | info | warn | error | off
 };
 
+namespace config_detail {
+struct SetByUser;
+}
+
+// The most keys the tables may hold (one set-by-user bit each); the tables check it when built.
+inline constexpr size_t kMaxConfigKeys = 96;
+
 struct Config {
   InputConfig input;
   DepthConfig depth;
@@ -183,10 +186,42 @@ struct Config {
   RunConfig run;
   LiveConfig live;
   LoggingConfig logging;
-  // Dotted keys set by the file or an override (not defaults): a detected layout fills only the rest.
-  std::set<std::string> explicit_keys;
-  bool is_explicit(const std::string& key) const { return explicit_keys.count(key) != 0; }
+
+  // Set-by-user bits, one per key: a key the YAML file or an override names, or that a C++ caller set
+  // through set(), is the user's; a detected layout (resolve_input) fills only the other keys with its
+  // defaults (TUM's depth.scale 1/5000, a camera file's intrinsics ...). Assigning a field directly
+  // changes the value but not its bit, so a layout may still replace it: use set() for that.
+  //
+  //   Config cfg = load_config(std::nullopt, {});
+  //   cfg.set(cfg.depth.scale, 0.001);             // kept by a TUM folder, whose default is 1/5000
+  //   cfg.set(cfg.input.intrinsics, Intrinsics{500, 500, 320, 240});
+  //
+  // `field` is one key's field of this Config (for input.intrinsics: input.intrinsics or
+  // input.intrinsics_file); another reference throws std::invalid_argument.
+  template <class T, class V>
+  Config& set(T& field, V&& value) {
+    field = std::forward<V>(value);
+    mark_set_by_user(&field, typeid(T));
+    return *this;
+  }
+  // By dotted name ("depth.scale"); a name that is not a key throws std::invalid_argument.
+  bool is_set_by_user(std::string_view key) const;
+  void mark_set_by_user(std::string_view key);
+  void mark_set_by_user(const void* field, const std::type_info& type);
+
+ private:
+  friend struct config_detail::SetByUser;
+  std::bitset<kMaxConfigKeys> set_by_user_;
 };
+
+// One key as the tables describe it, in --print-config's order.
+struct ConfigKeyInfo {
+  std::string name;                  // dotted: "depth.scale"
+  std::string doc;                   // one line
+  bool hashed;                       // part of the settings hash (manifest.h): it shapes the outputs
+  std::vector<InputLayout> layouts;  // the layouts it applies to (a warning for the others); empty: all
+};
+const std::vector<ConfigKeyInfo>& config_keys();
 
 // One `key.path=value` override. `origin` names where it came from ("--set", "--input") for messages.
 struct Override {
@@ -201,8 +236,8 @@ Override parse_override(const std::string& text, const std::string& origin = "--
 
 // Builds the effective configuration: defaults < YAML file (when given) < overrides, in order.
 // Relative paths in the file resolve against the file's folder, those in overrides against `cwd`.
-// Reads input.intrinsics when it names a file. Throws ConfigError naming the key, the YAML line and
-// the allowed values.
+// Reads input.intrinsics when it names a file (read_intrinsics_file). Throws ConfigError naming the key, the YAML line
+// and the allowed values.
 Config load_config(const std::optional<std::filesystem::path>& file, const std::vector<Override>& overrides,
                    const std::filesystem::path& cwd = std::filesystem::current_path());
 // The same from a file's text (load_config reads the file and calls this): `name` names it in
@@ -215,8 +250,9 @@ Config load_config_text(const std::string& yaml, const std::string& name, const 
 // when given, absolute otherwise.
 std::string to_yaml(const Config& config, const std::optional<std::filesystem::path>& relative_to = std::nullopt);
 
-// Intrinsics as the small YAML file `synth` writes and read_intrinsics_file reads.
-std::string intrinsics_to_yaml(const Intrinsics& k);
-Intrinsics parse_intrinsics_yaml(const std::string& text, const std::string& name);
+// What the settings hash (manifest.h) covers: to_yaml with every key that does not shape the outputs
+// (output.dir, output.fsync, backend, run, live, logging) at its default, and input.intrinsics by
+// value rather than by file name.
+std::string settings_yaml(const Config& config);
 
 }  // namespace depthmask

@@ -36,4 +36,9 @@ Intrinsics parse_intrinsics_k_text(const std::string& text, const std::string& n
 // file (anything else). Throws InputError naming the file.
 Intrinsics read_intrinsics_file(const std::filesystem::path& file);
 
+// Intrinsics as the small YAML file `synth` writes and read_intrinsics_file reads, and back (InputError
+// naming `name`, the file as messages show it).
+std::string intrinsics_to_yaml(const Intrinsics& k);
+Intrinsics parse_intrinsics_yaml(const std::string& text, const std::string& name);
+
 }  // namespace depthmask

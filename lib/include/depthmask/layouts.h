@@ -31,7 +31,7 @@ struct ResolvedInput {
   std::string reason;
   // The effective configuration: the layout's defaults (depth.scale, depth.encoding,
   // depth.invalid_values, input patterns, input.intrinsics, mask.threshold_fraction) applied to the
-  // keys the user did not set (Config::is_explicit); input.layout is the resolved layout.
+  // keys the user did not set (Config::is_set_by_user); input.layout is the resolved layout.
   Config config;
   DatasetListing listing;  // every frame has FrameEntry::relative
   std::optional<CameraGeometry> geometry;

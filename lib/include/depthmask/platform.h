@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/backend_kind.h"
 #include "depthmask/compat.h"
-#include "depthmask/config.h"
 
 namespace depthmask {
 

@@ -217,16 +217,18 @@ void resolve_bop(ResolvedInput& r) {
   std::error_code ec;
   DM_EXPECT(fs::is_regular_file(cam_file, ec), InputError,
             layout_label(r) << ": no scene_camera.json in '" << root.string() << "' (a BOP scene folder holds it)");
-  const bool use_own_scale = !e.is_explicit("depth.scale");
-  const bool use_own_k = !e.is_explicit("input.intrinsics");
-  if (!use_own_scale) warn_override(r, "depth.scale", "the per-image depth_scale of scene_camera.json");
-  if (!use_own_k) warn_override(r, "input.intrinsics", "the per-image cam_K of scene_camera.json");
+  const bool use_own_scale = !e.is_set_by_user("depth.scale");
+  const bool use_own_k = !e.is_set_by_user("input.intrinsics");
+  if (!use_own_scale)
+    warn_override(r, "depth.scale", describe(e.depth.scale), "the per-image depth_scale of scene_camera.json");
+  if (!use_own_k)
+    warn_override(r, "input.intrinsics", describe(e.input.intrinsics), "the per-image cam_K of scene_camera.json");
   const std::vector<BopCamera> cams = read_scene_camera(cam_file, use_own_scale);
   DM_EXPECT(fs::is_directory(root / "depth", ec), InputError,
             layout_label(r) << ": no depth/ folder in '" << root.string() << "'");
 
   // Instance masks by im_id, in gt_idx order. An explicit input.mask pattern replaces them.
-  const bool mask_pattern = e.is_explicit("input.mask");
+  const bool mask_pattern = e.is_set_by_user("input.mask");
   const fs::path mask_dir = root / e.input.bop_masks;
   std::map<long, std::vector<std::pair<std::string, fs::path>>> instances;
   std::vector<fs::path> mask_strays;

@@ -1,5 +1,5 @@
-// Internals of the dataset layouts (layouts.cpp, bop.cpp, tum.cpp): the per-layout resolvers and
-// small helpers they share.
+// Internals of the dataset layouts (layouts.cpp and one file per layout in layouts/): the per-layout
+// resolvers and small helpers they share.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,22 @@ namespace depthmask::layouts_detail {
 
 // Each fills r.listing (and r.config's layout defaults); r.config.input.root is the folder and
 // r.layout / r.reason are already set. Throw InputError / ConfigError as resolve_input documents.
-void resolve_bop(ResolvedInput& r);
-void resolve_tum(ResolvedInput& r);
+void resolve_apc(ResolvedInput& r);           // layouts/apc.cpp
+void resolve_seven_scenes(ResolvedInput& r);  // layouts/seven_scenes.cpp
+void resolve_ycbineoat(ResolvedInput& r);     // layouts/ycbineoat.cpp
+void resolve_bop(ResolvedInput& r);           // layouts/bop.cpp
+void resolve_tum(ResolvedInput& r);           // layouts/tum.cpp
+
+bool is_file(const std::filesystem::path& p);  // false on any error
+bool is_dir(const std::filesystem::path& p);
+// "frame-<id>.<kind>" (kind "depth.png", "pose.txt"), as APC and 7-Scenes name their files.
+bool is_frame_file(const std::string& name, const char* kind);
+// Whether `dir` holds a frame-*.depth.png.
+bool has_frame_depth(const std::filesystem::path& dir);
+// The folder (relative, "" or "rgbd-frames/") that holds a 7-Scenes / tsdf-fusion frame set, if any.
+std::optional<std::string> seven_scenes_frames(const std::filesystem::path& root);
+// The dataset's own 3x3 K file (`what` names it in messages), unless the user set input.intrinsics.
+void use_intrinsics_file(ResolvedInput& r, const std::filesystem::path& file, const char* what);
 
 // Index files read from their text (`file` names them in messages), one code path with the resolvers
 // (fuzz/ calls these on memory).
@@ -72,18 +86,19 @@ std::string describe(const std::vector<uint32_t>& v);
 std::string describe(const std::optional<double>& v);
 std::string describe(const std::optional<Intrinsics>& k);
 
-// Warns that a key the user set replaces what the layout would use (`layout_value`, as shown). A
-// platform YAML that sets depth.scale for its own sample would otherwise make TUM depth 5x off
-// without a word.
-void warn_override(const ResolvedInput& r, const char* key, const std::string& layout_value);
+// Warns that a key the user set (to `set_value`, as describe() shows it) replaces what the layout
+// would use (`layout_value`, as shown). A platform YAML that sets depth.scale for its own sample would
+// otherwise make TUM depth 5x off without a word.
+void warn_override(const ResolvedInput& r, const char* key, const std::string& set_value,
+                   const std::string& layout_value);
 
 // The layout's default for a key the user did not set; a warning when the user set another value.
 template <class T>
 void layout_default(ResolvedInput& r, const char* key, T& field, const T& value) {
-  if (!r.config.is_explicit(key))
+  if (!r.config.is_set_by_user(key))
     field = value;
   else if (!(field == value))
-    warn_override(r, key, describe(value));
+    warn_override(r, key, describe(field), describe(value));
 }
 
 }  // namespace depthmask::layouts_detail

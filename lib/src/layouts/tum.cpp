@@ -71,7 +71,7 @@ void set_tum_color_and_mask(FrameEntry& f, const Config& c, const fs::path& root
   std::error_code ec;
   const fs::path color = (root / rgb.file).lexically_normal();
   if (fs::exists(color, ec)) f.color = color;
-  if (c.is_explicit("input.mask"))
+  if (c.is_set_by_user("input.mask"))
     f.mask = (root / substitute_id(c.input.mask, f.id)).lexically_normal();
   else if (listed_mask)
     f.mask = (root / listed_mask->file).lexically_normal();
@@ -145,7 +145,7 @@ void resolve_tum(ResolvedInput& r) {
     rgb_used[to_rgb[i]] = true;
   }
 
-  const bool mask_pattern = e.is_explicit("input.mask");
+  const bool mask_pattern = e.is_set_by_user("input.mask");
   const fs::path mask_list = root / "mask.txt";
   const bool use_mask_list = !mask_pattern && fs::is_regular_file(mask_list, ec);
   std::vector<TumEntry> masks;

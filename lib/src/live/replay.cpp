@@ -122,7 +122,7 @@ PairedTum pair_tum(const Config& c, double tolerance_s) {
   using layouts_detail::TumEntry;
   const fs::path root = c.input.root.lexically_normal();
   std::error_code ec;
-  const bool mask_pattern = c.is_explicit("input.mask");
+  const bool mask_pattern = c.is_set_by_user("input.mask");
   const bool mask_list = !mask_pattern && fs::is_regular_file(root / "mask.txt", ec);
   std::vector<std::vector<TumEntry>> streams{
       layouts_detail::read_tum_list(root / "depth.txt", c.input.allow_paths_outside_root),
@@ -189,7 +189,7 @@ class ReplaySource final : public LiveSource {
         ring_(static_cast<size_t>(ahead_slots())) {
     config_.input.root = fs::path(uri.path);
     // The folder decides its layout unless the configuration names one.
-    if (!config_.is_explicit("input.layout")) config_.input.layout = InputLayout::Auto;
+    if (!config_.is_set_by_user("input.layout")) config_.input.layout = InputLayout::Auto;
   }
 
   ~ReplaySource() override {

@@ -1,0 +1,74 @@
+// Every enum of the configuration as one {value, name} array: the YAML word of each value. to_string,
+// the parse_* functions and the "allowed values" of messages all read these arrays (enums.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "depthmask/config.h"
+
+namespace depthmask::config_detail {
+
+template <class E>
+struct EnumName {
+  E value;
+  std::string_view name;
+};
+
+inline constexpr EnumName<BackendKind> kBackendKinds[] = {{BackendKind::Auto, "auto"},
+                                                          {BackendKind::Copy, "copy"},
+                                                          {BackendKind::ZeroCopy, "zero_copy"},
+                                                          {BackendKind::Managed, "managed"},
+                                                          {BackendKind::Cpu, "cpu"}};
+inline constexpr EnumName<OnError> kOnErrors[] = {{OnError::Skip, "skip"}, {OnError::Stop, "stop"}};
+inline constexpr EnumName<OutputFormat> kOutputFormats[] = {
+    {OutputFormat::Tiff, "tiff"},   {OutputFormat::Npy, "npy"}, {OutputFormat::Exr, "exr"},
+    {OutputFormat::Png16, "png16"}, {OutputFormat::Ply, "ply"}, {OutputFormat::Json, "json"}};
+inline constexpr EnumName<InputLayout> kInputLayouts[] = {
+    {InputLayout::Auto, "auto"},           {InputLayout::Pattern, "pattern"}, {InputLayout::Apc, "apc"},
+    {InputLayout::SevenScenes, "7scenes"}, {InputLayout::Bop, "bop"},         {InputLayout::Tum, "tum"},
+    {InputLayout::YcbInEOAT, "ycbineoat"}};
+inline constexpr EnumName<DepthEncoding> kDepthEncodings[] = {{DepthEncoding::Plain, "plain"},
+                                                              {DepthEncoding::Apc, "apc"}};
+inline constexpr EnumName<RegistrationMode> kRegistrationModes[] = {{RegistrationMode::Auto, "auto"},
+                                                                    {RegistrationMode::None, "none"},
+                                                                    {RegistrationMode::Resample, "resample"},
+                                                                    {RegistrationMode::Reproject, "reproject"}};
+inline constexpr EnumName<DistortionModel> kDistortionModels[] = {
+    {DistortionModel::None, "none"}, {DistortionModel::InverseBrownConrady, "inverse_brown_conrady"}};
+inline constexpr EnumName<OutputLayout> kOutputLayouts[] = {{OutputLayout::Flat, "flat"},
+                                                            {OutputLayout::Mirror, "mirror"}};
+inline constexpr EnumName<Overflow> kOverflows[] = {{Overflow::DropOldest, "drop_oldest"}, {Overflow::Block, "block"}};
+
+// Named depth scales (metres per raw unit), the words depth.scale takes besides a number.
+struct ScalePreset {
+  std::string_view name;
+  double metres_per_unit;
+};
+inline constexpr ScalePreset kDepthScalePresets[] = {
+    {"mm", 0.001}, {"0.1mm", 0.0001}, {"tum", 1.0 / 5000.0}, {"d405", 0.0001}};
+
+template <class E, size_t N>
+std::string_view name_of(const EnumName<E> (&names)[N], E value) {
+  for (const auto& n : names)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+template <class E, size_t N>
+std::optional<E> value_of(const EnumName<E> (&names)[N], std::string_view word) {
+  for (const auto& n : names)
+    if (n.name == word) return n.value;
+  return std::nullopt;
+}
+
+// "a, b, c": the names of an array of {value, name} or {name, ...} entries.
+template <class T, size_t N>
+std::string names_list(const T (&entries)[N]) {
+  std::string s;
+  for (const auto& e : entries) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+}  // namespace depthmask::config_detail
