@@ -114,7 +114,8 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     std::printf("  interrupted: %zu frame(s) not processed\n", s.skipped);
     return kInterrupted;
   }
-  return s.failed > 0 || !s.manifest_error.empty() ? kFramesFailed : kOk;
+  // The most severe class among the frames' failures and the manifest's (pipeline.h's exit_code).
+  return exit_code(s);
 }
 
 int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {

@@ -119,6 +119,9 @@ int cli_main(int argc, char** argv) {
     std::fprintf(stderr, "depthmask: %s error: %s\n", f == Failure::Config ? "configuration" : to_string(f).data(),
                  e.what());
     return exit_code(f);
+  } catch (...) {
+    std::fprintf(stderr, "depthmask: internal error: an exception that is not a std::exception\n");
+    return exit_code(Failure::Internal);
   }
   return kUsage;
 }

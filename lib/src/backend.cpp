@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <new>
+#include <string>
 #include <utility>
 
 #include "depthmask/errors.h"
@@ -136,11 +138,19 @@ Buffer MemoryBackend::allocate(size_t bytes) {
     if (stats_.live_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.live_bytes;
   }
   Block b;
-  try {
-    b = do_allocate(bytes);
-  } catch (...) {
+  const auto unreserve = [&] {
     const std::lock_guard<std::mutex> lock(stats_mutex_);
     stats_.live_bytes -= bytes;
+  };
+  try {
+    b = do_allocate(bytes);
+  } catch (const std::bad_alloc&) {
+    // Out of memory has one face: a backend (or a test's) std::bad_alloc becomes a ResourceError.
+    unreserve();
+    throw ResourceError("backend '" + std::string(to_string(kind_)) + "': out of memory: cannot allocate " +
+                        std::to_string(bytes) + " bytes for a frame buffer (std::bad_alloc)");
+  } catch (...) {
+    unreserve();
     throw;
   }
   b.bytes = bytes;

@@ -9,6 +9,33 @@
 
 namespace depthmask {
 
+namespace {
+// Out of disk, quota or memory.
+bool out_of_room(const std::error_code& c) {
+  return c == std::errc::no_space_on_device || c == std::errc::not_enough_memory ||
+         ((c.category() == std::generic_category() || c.category() == std::system_category()) && c.value() == EDQUOT);
+}
+
+// The order of most_severe().
+int severity(Failure f) noexcept {
+  switch (f) {
+    case Failure::Input:
+      return 0;
+    case Failure::Config:
+      return 1;
+    case Failure::Resource:
+      return 2;
+    case Failure::Platform:
+      return 3;
+    case Failure::Internal:
+      return 4;
+    case Failure::Interrupted:
+      return 5;
+  }
+  return 4;
+}
+}  // namespace
+
 Failure failure_of(const std::exception& e) noexcept {
   if (const auto* de = dynamic_cast<const Error*>(&e)) return de->failure();
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return Failure::Resource;
@@ -16,10 +43,16 @@ Failure failure_of(const std::exception& e) noexcept {
     return ce->code == cv::Error::StsNoMem ? Failure::Resource : Failure::Input;
   if (const auto* fe = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
     const std::error_code c = fe->code();
-    if (c == std::errc::no_space_on_device || c == std::errc::not_enough_memory ||
-        c == std::errc::no_such_file_or_directory || c.value() == EDQUOT)
-      return Failure::Resource;
+    if (out_of_room(c) || c == std::errc::no_such_file_or_directory) return Failure::Resource;
     return Failure::Input;
+  }
+  // Other system errors (a thread that cannot be started, a descriptor table full): resource when
+  // the system ran out of something, else a bug nobody expected.
+  if (const auto* se = dynamic_cast<const std::system_error*>(&e)) {
+    const std::error_code c = se->code();
+    if (out_of_room(c) || c == std::errc::resource_unavailable_try_again || c == std::errc::too_many_files_open ||
+        c == std::errc::too_many_files_open_in_system)
+      return Failure::Resource;
   }
   return Failure::Internal;
 }
@@ -34,6 +67,8 @@ Failure failure_of(const std::exception_ptr& e) noexcept {
     return Failure::Internal;
   }
 }
+
+Failure most_severe(Failure a, Failure b) noexcept { return severity(b) > severity(a) ? b : a; }
 
 int exit_code(Failure f) noexcept {
   switch (f) {

@@ -7,7 +7,7 @@
 #include <tbb/task_arena.h>
 
 #include <cstdlib>
-#include <new>
+#include <string>
 
 #include "depthmask/detail/cuda_check.h"
 
@@ -38,7 +38,9 @@ PinnedHost pinned_host_alloc(size_t bytes, bool mapped, bool use_register) {
   const size_t align = large ? kHugePage : kPage;
   const size_t rounded = (bytes + align - 1) / align * align;
   void* mem = std::aligned_alloc(align, rounded);
-  if (mem == nullptr) throw std::bad_alloc();
+  if (mem == nullptr)
+    throw ResourceError("out of memory: cannot allocate " + std::to_string(rounded) +
+                        " bytes of host memory to page-lock for a " + std::to_string(bytes) + "-byte buffer");
   // First touch (the kernel's zeroing of each page); one byte per page is enough.
   const auto touch = [mem](size_t begin, size_t end) {
     for (size_t i = begin; i < end; i += kPage) static_cast<volatile char*>(mem)[i] = 0;

@@ -1,7 +1,8 @@
 // Fault injection (issue 7, "Bad input, faults and load"): the output disk fills up, the output folder
-// is removed or turns read-only mid-run, inputs are truncated or deleted after the listing, the
-// memory budget is smaller than a frame, a GPU backend cannot start. In every case the process ends
-// with the documented exit code (no crash), the frames that fail say why, the others are written,
+// is removed or turns read-only mid-run, the manifest cannot be saved at the end, inputs are truncated
+// or deleted after the listing, the memory budget is smaller than a frame, a GPU backend cannot start.
+// In every case the process ends with the documented exit code (no crash; issue 14's taxonomy: 4 for
+// a resource, 1 for input), the frames that fail say why and of which class, the others are written,
 // every output the manifest records is intact (size, CRC-32 and bytes equal to a clean run's), no
 // temporary file is left, and a re-run once the fault is gone completes the batch with a clean run's
 // bytes. SIGKILL at random moments is test_cli_resume.cpp's SigkillAtRandomMoments... test.
@@ -25,6 +26,7 @@
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/encoders.h"
+#include "depthmask/errors.h"
 #include "depthmask/manifest.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
@@ -193,8 +195,12 @@ TEST_F(Faults, OutputFolderRemovedMidRunFailsTheRestAndKeepsGoing) {
   EXPECT_EQ(s.total, 8u);
   EXPECT_EQ(s.ok, 3u);
   EXPECT_EQ(s.failed, 5u);
-  for (const auto& f : s.failures) EXPECT_TRUE(contains(f.message, "No such file or directory")) << f.message;
+  for (const auto& f : s.failures) {
+    EXPECT_TRUE(contains(f.message, "No such file or directory")) << f.message;
+    EXPECT_EQ(f.failure, dm::Failure::Resource) << f.message;
+  }
   EXPECT_FALSE(s.manifest_error.empty()) << "the manifest cannot be saved into a removed folder, and the run says so";
+  EXPECT_EQ(dm::exit_code(s), 4) << "the output folder gone: a resource";
   EXPECT_TRUE(files.empty()) << "nothing recreated the removed folder";
   expect_rerun_completes(out, 0);
 }
@@ -210,7 +216,11 @@ TEST_F(Faults, OutputFolderReadOnlyMidRunFailsTheRestAndKeepsWhatWasWritten) {
   const auto [s, files] = run(out, &hooks);
   EXPECT_EQ(s.ok, 3u);
   EXPECT_EQ(s.failed, 5u);
-  for (const auto& f : s.failures) EXPECT_TRUE(contains(f.message, "Read-only file system")) << f.message;
+  for (const auto& f : s.failures) {
+    EXPECT_TRUE(contains(f.message, "Read-only file system")) << f.message;
+    EXPECT_EQ(f.failure, dm::Failure::Resource) << f.message;
+  }
+  EXPECT_EQ(dm::exit_code(s), 4);
   EXPECT_EQ(hidden_files(files), std::vector<std::string>{}) << "temporary files left behind";
   expect_outputs_intact(out, clean_);
   const auto recorded = expect_manifest_holds(out, clean_);
@@ -231,7 +241,11 @@ TEST_F(Faults, DiskFullFailsFramesNotTheRunAndLeavesNoTornFile) {
   EXPECT_EQ(s.ok + s.failed, s.total) << "every frame was attempted";
   EXPECT_GE(s.ok, 1u);
   EXPECT_GE(s.failed, 1u);
-  for (const auto& f : s.failures) EXPECT_TRUE(contains(f.message, "No space left on device")) << f.message;
+  for (const auto& f : s.failures) {
+    EXPECT_TRUE(contains(f.message, "No space left on device")) << f.message;
+    EXPECT_EQ(f.failure, dm::Failure::Resource) << f.message;
+  }
+  EXPECT_EQ(dm::exit_code(s), 4) << "disk full: a resource";
   EXPECT_EQ(hidden_files(files), std::vector<std::string>{}) << "temporary files left behind";
   expect_outputs_intact(out, clean_);
   const auto recorded = expect_manifest_holds(out, clean_);
@@ -240,7 +254,7 @@ TEST_F(Faults, DiskFullFailsFramesNotTheRunAndLeavesNoTornFile) {
   expect_rerun_completes(out, recorded.size());
 }
 
-TEST_F(Faults, DiskFullThroughTheCliExitsOneWithTheSummary) {
+TEST_F(Faults, DiskFullThroughTheCliExitsFourWithTheSummary) {
   size_t clean_bytes = 0;
   for (const auto& kv : clean_) clean_bytes += kv.second.size();
   Tmpfs fs_(tmp_ / "small", clean_bytes / 3);
@@ -250,12 +264,33 @@ TEST_F(Faults, DiskFullThroughTheCliExitsOneWithTheSummary) {
   const auto r = dmtest::run_depthmask("run --config " + q(data() / "depthmask.yaml") + " --output " +
                                        q(tmp_ / "small" / "out") + sets);
   SCOPED_TRACE(r.output);
-  EXPECT_EQ(r.exit_code, 1) << "frames failed: exit code 1, not a crash";
+  EXPECT_EQ(r.exit_code, 4) << "frames failed for a full disk: exit code 4 (resource), not a crash";
   const auto c = dmcli::summary_counts(r.output);
   EXPECT_EQ(c.total, 8);
   EXPECT_EQ(c.ok + c.failed, 8);
   EXPECT_GE(c.failed, 1);
   EXPECT_TRUE(contains(r.output, "No space left on device"));
+}
+
+// Every frame is written but the manifest cannot be saved at the end (its name is taken by a folder
+// before the last frame): no frame failed, yet the run failed for a resource — exit code 4.
+TEST_F(Faults, ManifestNotSavedAtTheEndIsAResourceFailure) {
+  const fs::path out = tmp_ / "out";
+  Hooks hooks;
+  hooks.frame = [&](size_t done) {
+    if (done != 7) return;
+    fs::remove(out / dm::kManifestName);
+    fs::create_directories(out / dm::kManifestName / "blocker");
+  };
+  const auto [s, files] = run(out, &hooks);
+  EXPECT_EQ(s.ok, 8u);
+  EXPECT_EQ(s.failed, 0u);
+  EXPECT_TRUE(contains(s.manifest_error, dm::kManifestName)) << s.manifest_error;
+  EXPECT_EQ(s.failure(), dm::Failure::Resource);
+  EXPECT_EQ(dm::exit_code(s), 4) << "the manifest not saved: a resource";
+  EXPECT_EQ(hidden_files(files), std::vector<std::string>{}) << "temporary files left behind";
+  fs::remove_all(out / dm::kManifestName);
+  expect_rerun_completes(out, 0);
 }
 
 TEST_F(Faults, InputTruncatedOrDeletedAfterListingFailsOnlyThoseFrames) {
@@ -270,6 +305,8 @@ TEST_F(Faults, InputTruncatedOrDeletedAfterListingFailsOnlyThoseFrames) {
   ASSERT_EQ(s.failed, 2u);
   EXPECT_TRUE(contains(s.failures[0].message, "000002.png")) << s.failures[0].message;
   EXPECT_TRUE(contains(s.failures[1].message, "000005.png")) << s.failures[1].message;
+  for (const auto& f : s.failures) EXPECT_EQ(f.failure, dm::Failure::Input) << f.message;
+  EXPECT_EQ(dm::exit_code(s), 1) << "frames failed for input only: exit code 1";
   EXPECT_TRUE(s.manifest_error.empty()) << s.manifest_error;
   EXPECT_EQ(hidden_files(files), std::vector<std::string>{});
   expect_outputs_intact(out, clean_);
@@ -280,12 +317,11 @@ TEST_F(Faults, InputTruncatedOrDeletedAfterListingFailsOnlyThoseFrames) {
 // backend.memory_limit_mb: frames whose buffers do not fit fail with a message naming the budget; the
 // ones that fit are written, also after a failed one (its buffers went back); the summary and exit code
 // say so, and a re-run without the limit does only the failed frames.
-TEST(FaultsCli, MemoryLimitSmallerThanAFrameFailsThatFrameAndTheBatchGoesOn) {
-  TempDir tmp;
-  const fs::path data = tmp / "data";
+// Six frames, 0, 2, 4 at 320x240 and 1, 3, 5 at 640x480, and faults.yaml (tiff, cpu, one in flight).
+// Within 1 MiB the small ones fit (depth 150 KiB + mask 75 KiB + output 300 KiB), the large ones
+// (600 + 300 + 1200 KiB) do not.
+void write_mixed_size_dataset(const fs::path& data) {
   dm::write_synthetic_dataset(data, 6, 640, 480);
-  // Frames 0, 2, 4 at 320x240: depth 150 KiB + mask 75 KiB + output 300 KiB fit in 1 MiB; the
-  // 640x480 ones (600 + 300 + 1200 KiB) do not.
   for (const char* id : {"000000", "000002", "000004"})
     for (const char* kind : {"depth", "mask"}) {
       const fs::path p = data / kind / (std::string(id) + ".png");
@@ -297,10 +333,16 @@ TEST(FaultsCli, MemoryLimitSmallerThanAFrameFailsThatFrameAndTheBatchGoesOn) {
                      "input: {root: ., depth: \"depth/{id}.png\", mask: \"mask/{id}.png\"}\n"
                      "output: {format: [tiff], preview: false}\n"
                      "backend: {kind: cpu}\nrun: {frames_in_flight: 1}\n");
+}
+
+TEST(FaultsCli, MemoryLimitSmallerThanAFrameFailsThatFrameAndTheBatchGoesOn) {
+  TempDir tmp;
+  const fs::path data = tmp / "data";
+  write_mixed_size_dataset(data);
   const std::string base = "run --config " + q(data / "faults.yaml") + " --output " + q(tmp / "out");
   const auto r = dmtest::run_depthmask(base + " --set backend.memory_limit_mb=1");
   SCOPED_TRACE(r.output);
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 4) << "frames out of memory: exit code 4 (resource)";
   const auto c = dmcli::summary_counts(r.output);
   EXPECT_EQ(c.ok, 3);
   EXPECT_EQ(c.failed, 3);
@@ -318,6 +360,26 @@ TEST(FaultsCli, MemoryLimitSmallerThanAFrameFailsThatFrameAndTheBatchGoesOn) {
   const auto again = dmtest::run_depthmask(base);
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(again.output, "6 frame(s): 3 ok, 0 failed, 0 skipped, 3 skipped (done)")) << again.output;
+}
+
+// The same in the process: the frames that ran out of memory fail with class resource; the batch's
+// exit code is 4.
+TEST(FaultsCli, MemoryLimitFailuresAreOfClassResource) {
+  TempDir tmp;
+  write_mixed_size_dataset(tmp / "data");
+  std::vector<dm::Override> ov{{"output.dir", (tmp / "out").string(), "test", true}};
+  const dm::Config c = dm::load_config(tmp / "data" / "faults.yaml", ov);
+  auto backend = cpu_backend();
+  backend->set_memory_limit(size_t{1} << 20);
+  const dm::RunSummary s = dm::run_batch(c, *backend, dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false});
+  EXPECT_EQ(s.ok, 3u);
+  ASSERT_EQ(s.failures.size(), 3u);
+  for (const auto& f : s.failures) {
+    EXPECT_EQ(f.failure, dm::Failure::Resource) << f.message;
+    EXPECT_TRUE(contains(f.message, "out of memory")) << f.message;
+  }
+  EXPECT_EQ(dm::exit_code(s), 4);
+  EXPECT_EQ(backend->stats().live_bytes, 0u) << "the run gave every buffer back";
 }
 
 // A GPU backend that cannot start (a device that does not exist, on any machine): exit code 3, the

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include <opencv2/imgproc.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -233,6 +235,44 @@ TEST(LiveRunner, AFailedFrameIsCountedAndTheRunGoesOn) {
   EXPECT_EQ(s.processed, 9u);
   EXPECT_EQ(rec.outputs.count(4), 0u);
   expect_gold(c, rec.outputs);
+}
+
+// Out of memory in the live runner is classified as in the batch: the frame fails (class resource)
+// and its slot gives back what it grew. Frame 3 is 4x as wide and high: its depth and mask fit in
+// backend.memory_limit_mb, its output does not. Kept, its slot's grown buffers would hold about
+// 4x what a small frame's slot holds until the run ends.
+TEST(LiveRunner, OutOfMemoryFailsTheFrameAndItsSlotGivesItsBuffersBack) {
+  class OneBigFrame : public FakeSource {
+   public:
+    OneBigFrame() : FakeSource(kW, kH, 10) {}
+    bool read(dm::CapturedFrame& f) override {
+      if (!FakeSource::read(f)) return false;
+      if (f.sequence == 3) {
+        cv::resize(cv::Mat(f.depth), f.depth, cv::Size(4 * kW, 4 * kH), 0, 0, cv::INTER_NEAREST);
+        cv::resize(cv::Mat(f.mask), f.mask, cv::Size(4 * kW, 4 * kH), 0, 0, cv::INTER_NEAREST);
+      }
+      return true;
+    }
+  } src;
+  const dm::Config c = live_config(dm::Overflow::Block, 2);
+  auto backend = dmtest::cpu_backend();
+  const size_t small_slot = size_t{kW} * kH * (2 + 1 + 4);  // 16-bit depth, 8-bit mask, float output
+  const size_t big_inputs = size_t{16} * kW * kH * (2 + 1);
+  // Both small slots and the big frame's inputs fit; its output (16 x kW x kH floats) does not.
+  backend->set_memory_limit(2 * small_slot + big_inputs + small_slot);
+  Recorder rec;
+  size_t live_at_end = 0;
+  rec.after_each = [&](size_t n) {
+    if (n == 9) live_at_end = backend->stats().live_bytes;
+  };
+  const dm::LiveSummary s = dm::run_live(c, *backend, src, {}, nullptr, &rec);
+  EXPECT_EQ(s.captured, 10u);
+  EXPECT_EQ(s.failed, 1u);
+  EXPECT_EQ(s.failed_resource, 1u) << "out of memory is a resource failure";
+  EXPECT_EQ(s.processed, 9u);
+  EXPECT_EQ(rec.outputs.count(3), 0u);
+  expect_gold(c, rec.outputs);
+  EXPECT_LE(live_at_end, 2 * small_slot) << "the slot that ran out kept the big frame's buffers";
 }
 
 TEST(LiveRunner, OpenFailureAtTheStartIsThrown) {

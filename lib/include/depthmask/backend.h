@@ -104,10 +104,11 @@ class MemoryBackend {
   MemoryBackend& operator=(const MemoryBackend&) = delete;
 
   BackendKind kind() const { return kind_; }
-  // Allocates `bytes` (0 gives an empty buffer and no allocation). Throws ResourceError when the
-  // memory limit or the device's memory cannot hold it, CudaError / PlatformError / std::bad_alloc
-  // otherwise, with the size asked for. Thread-safe, like deallocation (frames in flight allocate
-  // from several threads).
+  // Allocates `bytes` (0 gives an empty buffer and no allocation). Throws ResourceError, the one
+  // face of out of memory, when the memory limit, the device's or the host's memory cannot hold it
+  // (a backend's std::bad_alloc is rethrown as ResourceError); CudaError / PlatformError otherwise;
+  // each with the size asked for. Thread-safe, like deallocation (frames in flight allocate from
+  // several threads).
   Buffer allocate(size_t bytes);
   AllocationStats stats() const;
   // A cap on the bytes of all live buffers (backend.memory_limit_mb; 0 = none): what a GPU smaller

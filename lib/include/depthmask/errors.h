@@ -40,9 +40,16 @@ class InterruptedError : public Error {
 
 // The class of any exception: a depthmask::Error's own; std::bad_alloc (and OpenCV's out of memory)
 // is Resource; an OpenCV error elsewhere is Input (a decoder refusing a file); a filesystem error is
-// Resource when the disk is full or a folder vanished, Input otherwise; anything else is Internal.
+// Resource when the disk or quota is full, memory ran out or a folder vanished (ENOSPC, EDQUOT,
+// ENOMEM, ENOENT), Input otherwise; another std::system_error is Resource when the system ran out of
+// something (those, EAGAIN, EMFILE, ENFILE), Internal otherwise; anything else (a std::logic_error,
+// a type that is not a std::exception) is Internal.
 Failure failure_of(const std::exception& e) noexcept;
 Failure failure_of(const std::exception_ptr& e) noexcept;
+
+// Of two failure classes the one that decides a run's exit code: interrupted > internal > platform >
+// resource > config > input (a run with frames failed for input and for memory exits 4).
+Failure most_severe(Failure a, Failure b) noexcept;
 
 // The CLI's exit code of a failure class: 1 input, 2 config, 3 platform, 4 resource, 130
 // interrupted, 70 internal (EX_SOFTWARE). 0 means success and is no class.

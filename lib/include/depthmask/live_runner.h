@@ -45,16 +45,17 @@ struct LatencyStats {
 };
 
 struct LiveSummary {
-  uint64_t captured = 0;        // frames read from the source
-  uint64_t processed = 0;       // masked and handed to every output without error
-  uint64_t written = 0;         // written to output.dir (live.output_every)
-  uint64_t published = 0;       // sent on live.publish
-  uint64_t previewed = 0;       // shown in the live.preview window (0 when it is off)
-  uint64_t drops_overflow = 0;  // dropped by drop_oldest: captured = processed + drops_overflow + failed
-  uint64_t drops_unpaired = 0;  // dropped by the source before capture: no partner frame (LiveSource::unpaired)
-  uint64_t failed = 0;          // frames whose copy, masking or writing threw
-  uint64_t source_errors = 0;   // read() or a reopen threw
-  uint64_t reconnects = 0;      // successful reopens after a failure
+  uint64_t captured = 0;         // frames read from the source
+  uint64_t processed = 0;        // masked and handed to every output without error
+  uint64_t written = 0;          // written to output.dir (live.output_every)
+  uint64_t published = 0;        // sent on live.publish
+  uint64_t previewed = 0;        // shown in the live.preview window (0 when it is off)
+  uint64_t drops_overflow = 0;   // dropped by drop_oldest: captured = processed + drops_overflow + failed
+  uint64_t drops_unpaired = 0;   // dropped by the source before capture: no partner frame (LiveSource::unpaired)
+  uint64_t failed = 0;           // frames whose copy, masking or writing threw
+  uint64_t failed_resource = 0;  // of those, for a resource: out of memory, disk full, the output folder gone
+  uint64_t source_errors = 0;    // read() or a reopen threw
+  uint64_t reconnects = 0;       // successful reopens after a failure
   double seconds = 0;
   LatencyStats latency;
   bool interrupted = false;   // the stop flag ended the run
@@ -90,11 +91,13 @@ class LiveObserver {
 // finishes the frames in flight and returns the summary. Opens the source first (what open() throws
 // propagates: a wrong URI fails at once); a later read() failure is logged, counted and answered by
 // reopening with back-off (0.1 s doubling up to live.reconnect_max; `stop` is honoured meanwhile).
-// A frame that fails is counted and the run goes on; a sticky device error stops it and is thrown
-// (PlatformError). Throws OutputError when live.publish cannot be bound or output.dir written;
-// InputError when live.mask.static cannot be read (at once) or its size differs from the source's
-// frames (at the first frame), or when live.mask.color_key is set and a frame has no colour image or
-// one that is not 8-bit BGR of the depth's size (at that frame, naming it).
+// A frame that fails is classified as the batch's frames are (classify_frame_failure): it is
+// counted (failed, failed_resource) and the run goes on; out of memory also gives back what its slot
+// grew; a sticky device error stops the run and is thrown (PlatformError). Throws OutputError when
+// live.publish cannot be bound or output.dir written; InputError when live.mask.static cannot be
+// read (at once) or its size differs from the source's frames (at the first frame), or when
+// live.mask.color_key is set and a frame has no colour image or one that is not 8-bit BGR of the
+// depth's size (at that frame, naming it).
 LiveSummary run_live(const Config& config, MemoryBackend& backend, LiveSource& source, const LiveLimits& limits,
                      const std::atomic<bool>* stop, LiveObserver* observer = nullptr);
 

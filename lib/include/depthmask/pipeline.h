@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
+#include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
 #include "depthmask/kernels/mask_rule.h"
 #include "depthmask/platform.h"
@@ -20,6 +22,9 @@ namespace depthmask {
 struct FrameFailure {
   std::string id;
   std::string message;  // names the file and what was expected
+  // Its class (classify_frame_failure): input (a bad or missing input file), resource (out of
+  // memory, disk full, the output folder gone), platform (a CUDA error that was not sticky), internal.
+  Failure failure = Failure::Input;
 };
 
 struct RunSummary {
@@ -39,7 +44,15 @@ struct RunSummary {
   std::string manifest_error;
 
   double fps() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0.0; }
+  // How the run failed, empty when it did not: interrupted when the stop flag ended it; otherwise the
+  // most severe class (most_severe: internal > platform > resource > input) among its frames'
+  // failures and the manifest's (not saved: resource).
+  std::optional<Failure> failure() const;
 };
+
+// The CLI's exit code of a finished batch: 0 when summary.failure() is empty, else its exit_code()
+// (130 interrupted, 70 internal, 3 platform, 4 resource, 1 input).
+int exit_code(const RunSummary& summary);
 
 // What the caller (the CLI) sees as the run goes: called in listing order, one call at a time, from
 // the batch's commit stage (which may run on any of the pipeline's threads).
@@ -66,16 +79,18 @@ std::vector<OutputFile> process_frame(const Config& config, const FrameEntry& fr
 // 32); 1 when the backend's memory must not be touched by the CPU while kernels run.
 size_t frames_in_flight(const Config& config, const MemoryBackend& backend);
 
-// Runs the batch as an overlapped pipeline (oneTBB parallel_pipeline): list → decode straight into
-// backend buffers (in parallel) → mask on each slot's stream (in parallel) → encode + write (in
-// parallel) → commit in listing order (manifest, progress). frames_in_flight() slots bound memory;
-// buffers are reused, so a run of same-sized frames allocates nothing in steady state.
+// Runs the batch (a BatchRun, batch_run.cpp: prepare → the frames → finish) as an overlapped
+// pipeline (oneTBB parallel_pipeline): list → decode straight into backend buffers (in parallel) →
+// mask on each slot's stream (in parallel) → encode + write (in parallel) → commit in listing order
+// (manifest, progress). frames_in_flight() slots bound memory; buffers are reused, so a run of
+// same-sized frames allocates nothing in steady state.
 // `stop` (optional) is polled before each frame is admitted (set it from a signal handler): frames
 // in flight finish and are recorded, frames not yet started count as skipped and the summary says
-// interrupted. Throws InputError
-// when no frame can be listed and OutputError when the output folder cannot be written at all (at
-// the start); an output that fails later fails its frame, a manifest that cannot be saved at the end
-// sets manifest_error.
+// interrupted. A frame's failure is classified as the live runner's is (classify_frame_failure):
+// it fails the frame with its class (out of memory also gives back what its slot grew), and a sticky
+// device error stops the batch (PlatformError). Throws InputError when no frame can be listed and
+// OutputError when the output folder cannot be written at all (at the start); an output that fails
+// later fails its frame, a manifest that cannot be saved at the end sets manifest_error.
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice,
                      RunObserver* observer = nullptr, const std::atomic<bool>* stop = nullptr);
 

@@ -1,7 +1,8 @@
 // cpu: plain host memory, masked by the CPU loop. No GPU, CI, fallback.
 #include <cstdlib>
-#include <new>
+#include <string>
 
+#include "depthmask/errors.h"
 #include "detail/backends.h"
 
 namespace depthmask::detail {
@@ -20,7 +21,9 @@ class CpuBackend final : public MemoryBackend {
   static constexpr size_t kAlign = 64;
   Block do_allocate(size_t bytes) override {
     void* p = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
-    if (p == nullptr) throw std::bad_alloc();
+    if (p == nullptr)
+      throw ResourceError("backend 'cpu': out of memory: cannot allocate " + std::to_string(bytes) +
+                          " bytes of host memory for a frame buffer");
     return Block{p, nullptr, bytes};
   }
   void do_deallocate(Block b) noexcept override { std::free(b.host); }

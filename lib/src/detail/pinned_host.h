@@ -25,8 +25,9 @@ inline constexpr size_t kParallelTouchFromBytes = size_t{4} << 20;
 bool host_register_supported(int device);
 
 // `bytes` (> 0) of page-locked memory, also mapped into the device's address space when `mapped`.
-// `use_register`: take the heap + cudaHostRegister path for large blocks. Throws CudaError (or
-// std::bad_alloc) with the size asked for.
+// `use_register`: take the heap + cudaHostRegister path for large blocks. Throws ResourceError
+// when the memory cannot be had (the heap or the driver out of memory), CudaError otherwise, with
+// the size asked for.
 PinnedHost pinned_host_alloc(size_t bytes, bool mapped, bool use_register);
 void pinned_host_free(const PinnedHost& p) noexcept;
 

@@ -6,7 +6,6 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -20,6 +19,8 @@
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
+#include "detail/frame_failure.h"
+#include "live/fixed_size.h"
 #include "live/preview.h"
 #include "live/publisher.h"
 
@@ -28,59 +29,7 @@ namespace depthmask {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Latencies in a fixed histogram (no allocation per frame, any run length): exact below 128 µs, then
-// 64 buckets per power of two (under 1.6 % error), up to 2^40 µs.
-class LatencyHistogram {
- public:
-  void add(uint64_t us) {
-    ++counts_[bucket(us)];
-    ++n_;
-    max_ = std::max(max_, us);
-  }
-  void clear() {
-    counts_.fill(0);
-    n_ = 0;
-    max_ = 0;
-  }
-  uint64_t count() const { return n_; }
-  LatencyStats stats() const {
-    LatencyStats s;
-    if (n_ == 0) return s;
-    s.p50_us = std::min(quantile(0.50), max_);
-    s.p99_us = std::min(quantile(0.99), max_);
-    s.max_us = max_;
-    return s;
-  }
-
- private:
-  static constexpr int kExact = 128, kSub = 64, kOctaves = 34;  // octaves 7..40
-  static size_t bucket(uint64_t v) {
-    if (v < kExact) return static_cast<size_t>(v);
-    int e = 63 - __builtin_clzll(v);  // floor(log2 v) >= 7
-    if (e > 40) return kExact + kOctaves * kSub - 1;
-    const uint64_t sub = (v >> (e - 6)) & (kSub - 1);
-    return static_cast<size_t>(kExact + (e - 7) * kSub + static_cast<int>(sub));
-  }
-  // The upper bound of bucket b (a quantile never reads low).
-  static uint64_t upper(size_t b) {
-    if (b < kExact) return b;
-    const int e = static_cast<int>((b - kExact) / kSub) + 7;
-    const uint64_t sub = (b - kExact) % kSub;
-    return ((uint64_t{kSub} + sub + 1) << (e - 6)) - 1;
-  }
-  uint64_t quantile(double q) const {
-    const auto rank = static_cast<uint64_t>(q * static_cast<double>(n_ - 1)) + 1;  // 1-based
-    uint64_t seen = 0;
-    for (size_t b = 0; b < counts_.size(); ++b) {
-      seen += counts_[b];
-      if (seen >= rank) return upper(b);
-    }
-    return max_;
-  }
-  std::array<uint64_t, kExact + kOctaves * kSub> counts_{};
-  uint64_t n_ = 0, max_ = 0;
-};
+using live_detail::LatencyHistogram;
 
 // One frame in flight: its slot (backend buffers reused frame after frame) and what is known of it.
 struct Item {
@@ -93,6 +42,7 @@ struct Item {
   bool tests = false;
   cv::Mat combined;  // reused: the frame's mask test AND the static mask
 };
+using Ring = live_detail::Ring<Item>;
 
 // The rule with live.mask.depth_band: the depth range narrowed to the band, so the band is the rule's
 // own range check (CPU and GPU agree by construction).
@@ -148,48 +98,33 @@ void and_tests(const cv::Mat& mask, const cv::Mat& roi, const MaskParams& p, cv:
   }
 }
 
-// A fixed-capacity FIFO of items (the pool's size), so queueing allocates nothing.
-class Ring {
- public:
-  explicit Ring(size_t capacity) : items_(capacity) {}
-  bool empty() const { return size_ == 0; }
-  void push(Item* it) {
-    DM_EXPECT(size_ < items_.size(), std::logic_error, "live queue overflow");
-    items_[(head_ + size_) % items_.size()] = it;
-    ++size_;
-  }
-  Item* pop() {
-    Item* it = items_[head_];
-    head_ = (head_ + 1) % items_.size();
-    --size_;
-    return it;
-  }
-
- private:
-  std::vector<Item*> items_;
-  size_t head_ = 0, size_ = 0;
-};
-
-// A frame's failure: logged (the first few, then every 100th) and counted by the caller. A sticky
-// device error instead becomes the run's fatal error.
+// A frame's failure, classified as the batch classifies it (classify_frame_failure): logged (the
+// first few, then every 100th) and counted by the caller; out of memory gives back what the frame's
+// slot (and the writer) grew. A sticky device error instead becomes the run's fatal error.
 class FailureLog {
  public:
   explicit FailureLog(MemoryBackend& b) : backend_(b) {}
   // Returns the fatal error to stop the run with, or null when the run goes on.
-  std::exception_ptr frame_failed(const CapturedFrame& meta, const char* stage, const std::exception& e) {
-    const std::string why = backend_.health();
-    if (!why.empty())
-      return std::make_exception_ptr(PlatformError(why + " (at live frame " + meta.id + ": " + e.what() + ")"));
+  std::exception_ptr frame_failed(const CapturedFrame& meta, const char* stage, const std::exception_ptr& e,
+                                  FrameSlot& slot, FrameWriter* writer = nullptr) {
+    const detail::ClassifiedFailure v = detail::classify_frame_failure(e, backend_, "live frame " + meta.id);
+    if (v.fatal) return v.fatal;
+    if (v.out_of_memory) {
+      slot.release_buffers();
+      if (writer) writer->release_buffers();
+    }
+    if (v.failure == Failure::Resource) ++resource_;
     const uint64_t n = ++count_;
     if (n <= 5 || n % 100 == 0)
-      spdlog::error("live frame {} ({}): {}{}", meta.id, stage, e.what(),
+      spdlog::error("live frame {} ({}, {}): {}{}", meta.id, stage, to_string(v.failure), v.message,
                     n == 5 ? " (further failures: every 100th)" : "");
     return nullptr;
   }
+  uint64_t resource() const { return resource_.load(); }
 
  private:
   MemoryBackend& backend_;
-  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> count_{0}, resource_{0};
 };
 
 class Runner {
@@ -254,6 +189,7 @@ class Runner {
     s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     s_.latency = total_latency_.stats();
     s_.previewed = preview_ ? preview_->shown() : 0;
+    s_.failed_resource = failures_.resource();
     preview_.reset();  // the window closes on the thread that drew it
     if (fatal_) std::rethrow_exception(fatal_);
     return s_;
@@ -428,9 +364,10 @@ class Runner {
       it->latency_us = 0;
       try {
         it->slot.set(frame.depth, frame_mask(frame, *it), frame.color);
-      } catch (const std::exception& e) {
+      } catch (...) {
         it->failed = true;
-        if (auto fatal = failures_.frame_failed(it->meta, "copy", e)) std::rethrow_exception(fatal);
+        if (auto fatal = failures_.frame_failed(it->meta, "copy", std::current_exception(), it->slot))
+          std::rethrow_exception(fatal);
       }
       std::lock_guard<std::mutex> lock(m_);
       ++s_.captured;
@@ -524,9 +461,9 @@ class Runner {
           it->slot.run_mask(it->tests ? tests_params_ : params_);
           it->latency_us = static_cast<uint64_t>(
               std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - it->meta.captured).count());
-        } catch (const std::exception& e) {
+        } catch (...) {
           it->failed = true;
-          if (auto fatal = failures_.frame_failed(it->meta, "mask", e)) {
+          if (auto fatal = failures_.frame_failed(it->meta, "mask", std::current_exception(), it->slot)) {
             give_back(it);
             std::rethrow_exception(fatal);
           }
@@ -580,9 +517,10 @@ class Runner {
           }
           if (preview_) preview_->offer(it->slot.out());  // never waits
           if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
-        } catch (const std::exception& e) {
+        } catch (...) {
           ok = false;
-          if (auto fatal = failures_.frame_failed(it->meta, "output", e)) {
+          if (auto fatal = failures_.frame_failed(it->meta, "output", std::current_exception(), it->slot,
+                                                  writer_ ? &*writer_ : nullptr)) {
             give_back(it);
             std::rethrow_exception(fatal);
           }
