@@ -1,6 +1,6 @@
 // Stand-in for backproject_kernel.cu in CPU-only builds (no nvcc).
-#include "depthmask/kernels/errors.h"
 #include "depthmask/kernels/backproject.h"
+#include "depthmask/kernels/errors.h"
 
 namespace depthmask {
 

@@ -1,6 +1,6 @@
 // Stand-in for color_key_kernel.cu in CPU-only builds (no nvcc).
-#include "depthmask/kernels/errors.h"
 #include "depthmask/kernels/color_key.h"
+#include "depthmask/kernels/errors.h"
 
 namespace depthmask {
 

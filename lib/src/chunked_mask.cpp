@@ -49,17 +49,17 @@ void ChunkedMask::enqueue(const MaskJob& job, const MaskParams& params, Buffer& 
     const int r0 = static_cast<int>(int64_t{job.rows} * k / bands);
     const int r1 = static_cast<int>(int64_t{job.rows} * (k + 1) / bands);
     const auto rows = static_cast<size_t>(r1 - r0);
-    depth.copy_range_to_device(r0 * job.depth_step, rows * job.depth_step, stream);
-    mask.copy_range_to_device(r0 * job.mask_step, rows * job.mask_step, stream);
+    depth.copy_range_to_device(r0 * job.depth.step, rows * job.depth.step, stream);
+    mask.copy_range_to_device(r0 * job.mask.step, rows * job.mask.step, stream);
     DM_CUDA(cudaEventRecord(impl_->events[k], stream));
     DM_CUDA(cudaStreamWaitEvent(down, impl_->events[k], 0));
     MaskJob band = job;
-    band.depth = static_cast<const char*>(job.depth) + r0 * job.depth_step;
-    band.mask = static_cast<const char*>(job.mask) + r0 * job.mask_step;
-    band.out = reinterpret_cast<float*>(reinterpret_cast<char*>(job.out) + r0 * job.out_step);
+    band.depth = job.depth.from_row(r0);
+    band.mask = job.mask.from_row(r0);
+    band.out = job.out.from_row(r0);
     band.rows = r1 - r0;
     launch_mask(band, params, down);
-    out.copy_range_to_host(r0 * job.out_step, rows * job.out_step, down);
+    out.copy_range_to_host(r0 * job.out.step, rows * job.out.step, down);
   }
   // The caller waits on its own stream: make it wait for the downloads too.
   DM_CUDA(cudaEventRecord(impl_->events[kMaxBands], down));

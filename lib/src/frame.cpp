@@ -382,18 +382,15 @@ void FrameSlot::run_mask(const MaskParams& params) {
   MaskJob job;
   job.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
   job.mask_type = plane.mat.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.depth_step = depth_.step[0];
-  job.mask_step = plane.mat.step[0];
-  job.out_step = out_.step[0];
   job.rows = depth_.rows;
   job.cols = depth_.cols;
   Buffer& mask_buf = *plane.buf;
   if (backend_->device_executes()) {
     const size_t depth_bytes = depth_.total() * depth_.elemSize(),
                  mask_bytes = plane.mat.total() * plane.mat.elemSize();
-    job.depth = depth_buf_.device();
-    job.mask = mask_buf.device();
-    job.out = static_cast<float*>(out_buf_.device());
+    job.depth = {depth_buf_.device(), depth_.step[0]};
+    job.mask = {mask_buf.device(), plane.mat.step[0]};
+    job.out = {static_cast<float*>(out_buf_.device()), out_.step[0]};
     // Split into bands only where there are copies to overlap, fresh host data to upload, and no erode.
     const int bands = copy_bands_ > 0 ? copy_bands_ : detail::ChunkedMask::bands_for(depth_bytes + mask_bytes);
     // (The key pass's plane is written on the device: never split.)
@@ -423,9 +420,9 @@ void FrameSlot::run_mask(const MaskParams& params) {
         stream(), wait_);
   } else {
     run_color_key(params);
-    job.depth = depth_buf_.host();
-    job.mask = mask_buf.host();
-    job.out = static_cast<float*>(out_buf_.host());
+    job.depth = {depth_buf_.host(), depth_.step[0]};
+    job.mask = {mask_buf.host(), plane.mat.step[0]};
+    job.out = {static_cast<float*>(out_buf_.host()), out_.step[0]};
     mask_cpu(job, plane.params, cpu_tasks_);
     out_buf_.host_written();
   }

@@ -49,23 +49,20 @@ void FrameSlot::run_color_key(const MaskParams& params) {
   if (!color_key_) return;
   ColorKeyJob job;
   job.mask_type = mask_.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.mask_step = mask_.step[0];
-  job.color_step = color_.step[0];
-  job.out_step = static_cast<size_t>(mask_.cols);
   job.rows = mask_.rows;
   job.cols = mask_.cols;
   if (backend_->device_executes()) {
     mask_buf_.to_device(mask_.total() * mask_.elemSize(), stream());
     color_buf_.to_device(color_.total() * color_.elemSize(), stream());
-    job.mask = mask_buf_.device();
-    job.color = static_cast<const uint8_t*>(color_buf_.device());
-    job.out = static_cast<uint8_t*>(key_buf_.device());
+    job.mask = {mask_buf_.device(), mask_.step[0]};
+    job.color = {static_cast<const uint8_t*>(color_buf_.device()), color_.step[0]};
+    job.out = {static_cast<uint8_t*>(key_buf_.device()), static_cast<size_t>(mask_.cols)};
     launch_color_key(job, params, *color_key_, stream());
     key_buf_.device_written();
   } else {
-    job.mask = mask_buf_.host();
-    job.color = static_cast<const uint8_t*>(color_buf_.host());
-    job.out = static_cast<uint8_t*>(key_buf_.host());
+    job.mask = {mask_buf_.host(), mask_.step[0]};
+    job.color = {static_cast<const uint8_t*>(color_buf_.host()), color_.step[0]};
+    job.out = {static_cast<uint8_t*>(key_buf_.host()), static_cast<size_t>(mask_.cols)};
     color_key_cpu(job, params, *color_key_);
     key_buf_.host_written();
   }

@@ -19,7 +19,8 @@ void FrameSlot::set_registration(RegistrationMode mode, std::optional<CameraGeom
 
 void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode mode) {
   const int rows = mask_.rows, cols = mask_.cols;
-  const size_t grid_bytes = static_cast<size_t>(rows) * static_cast<size_t>(cols) * sizeof(float);
+  const size_t grid_step = static_cast<size_t>(cols) * sizeof(float);
+  const size_t grid_bytes = static_cast<size_t>(rows) * grid_step;
   // Both buffers only grow: same-sized frames allocate nothing in steady state.
   if (out_buf_.size() < grid_bytes) {
     out_ = cv::Mat();
@@ -46,18 +47,13 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
 
   RegisterJob reg;
   reg.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
-  reg.depth_step = depth_.step[0];
   reg.depth_rows = depth_.rows;
   reg.depth_cols = depth_.cols;
-  reg.out_step = static_cast<size_t>(cols) * sizeof(float);
   reg.out_rows = rows;
   reg.out_cols = cols;
   MaskJob job;
   job.depth_type = DepthType::F32;
-  job.depth_step = reg.out_step;
   job.mask_type = plane.mat.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.mask_step = plane.mat.step[0];
-  job.out_step = out_.step[0];
   job.rows = rows;
   job.cols = cols;
 
@@ -67,16 +63,16 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
           depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
           run_color_key(params);
           plane.buf->to_device(plane.mat.total() * plane.mat.elemSize(), stream());
-          reg.depth = depth_buf_.device();
-          reg.out = static_cast<float*>(registered_buf_.device());
+          reg.depth = {depth_buf_.device(), depth_.step[0]};
+          reg.out = {static_cast<float*>(registered_buf_.device()), grid_step};
           if (mode == RegistrationMode::Resample)
             launch_resample(reg, map, decode, stream());
           else
             launch_reproject(reg, proj, decode, stream());
           registered_buf_.device_written();
-          job.depth = registered_buf_.device();
-          job.mask = plane.buf->device();
-          job.out = static_cast<float*>(out_buf_.device());
+          job.depth = reg.out;
+          job.mask = {plane.buf->device(), plane.mat.step[0]};
+          job.out = {static_cast<float*>(out_buf_.device()), out_.step[0]};
           launch_mask(job, mask_p, stream());
           out_buf_.device_written();
           out_buf_.to_host(grid_bytes, stream());
@@ -84,16 +80,16 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
         stream(), wait_);
   } else {
     run_color_key(params);
-    reg.depth = depth_buf_.host();
-    reg.out = static_cast<float*>(registered_buf_.host());
+    reg.depth = {depth_buf_.host(), depth_.step[0]};
+    reg.out = {static_cast<float*>(registered_buf_.host()), grid_step};
     if (mode == RegistrationMode::Resample)
       resample_cpu(reg, map, decode);
     else
       reproject_cpu(reg, proj, decode);
     registered_buf_.host_written();
-    job.depth = registered_buf_.host();
-    job.mask = plane.buf->host();
-    job.out = static_cast<float*>(out_buf_.host());
+    job.depth = reg.out;
+    job.mask = {plane.buf->host(), plane.mat.step[0]};
+    job.out = {static_cast<float*>(out_buf_.host()), out_.step[0]};
     mask_cpu(job, mask_p);
     out_buf_.host_written();
   }

@@ -29,8 +29,6 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
   xyz_ = cv::Mat(out.rows, out.cols, CV_32FC3, xyz_buf_.host());
 
   BackprojectJob job;
-  job.depth_step = out.step[0];
-  job.xyz_step = xyz_.step[0];
   job.rows = out.rows;
   job.cols = out.cols;
   job.invalid = invalid;
@@ -40,16 +38,16 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
     backend_->run_and_wait(
         [&] {
           depth.to_device(out_bytes, slot.stream());  // a no-op after run_mask on the device: its device copy is fresh
-          job.depth = static_cast<const float*>(depth.device());
-          job.xyz = static_cast<float*>(xyz_buf_.device());
+          job.depth = {static_cast<const float*>(depth.device()), out.step[0]};
+          job.xyz = {static_cast<float*>(xyz_buf_.device()), xyz_.step[0]};
           launch_backproject(job, slot.stream());
           xyz_buf_.device_written();
           xyz_buf_.to_host(bytes, slot.stream());
         },
         slot.stream(), slot.wait());
   } else {
-    job.depth = out.ptr<float>();
-    job.xyz = xyz_.ptr<float>();
+    job.depth = {out.ptr<float>(), out.step[0]};
+    job.xyz = {xyz_.ptr<float>(), xyz_.step[0]};
     backproject_cpu(job);
     xyz_buf_.host_written();
   }

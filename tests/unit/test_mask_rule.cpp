@@ -44,9 +44,9 @@ cv::Mat run_cpu_loop(const dm::MaskParams& p, int tasks = 0) {
   cv::Mat mask(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0]));
   cv::Mat out(5, 5, CV_32FC1, cv::Scalar(12345.0f));
   dm::MaskJob job;
-  job.depth = depth.data, job.depth_step = depth.step[0], job.depth_type = dm::DepthType::U16;
-  job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
-  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = 5, job.cols = 5;
+  job.depth = {depth.data, depth.step[0]}, job.depth_type = dm::DepthType::U16;
+  job.mask = {mask.data, mask.step[0]}, job.mask_type = dm::MaskType::U8;
+  job.out = {out.ptr<float>(), out.step[0]}, job.rows = 5, job.cols = 5;
   dm::mask_cpu(job, p, tasks);
   return out;
 }
@@ -180,20 +180,20 @@ TEST(MaskJobValidation, RejectsNullPointersShortStepsAndNegativeSizes) {
   uint16_t depth[4] = {};
   uint8_t mask[4] = {};
   dm::MaskJob job;
-  job.depth = depth, job.depth_step = 4, job.mask = mask, job.mask_step = 2, job.out = out, job.out_step = 8;
+  job.depth = {depth, 4}, job.mask = {mask, 2}, job.out = {out, 8};
   job.rows = 2, job.cols = 2;
   EXPECT_NO_THROW(dm::validate(job));
   dm::MaskJob bad = job;
-  bad.mask = nullptr;
+  bad.mask.data = nullptr;
   EXPECT_THROW(dm::validate(bad), std::invalid_argument);
   bad = job;
-  bad.out_step = 4;  // shorter than 2 floats
+  bad.out.step = 4;  // shorter than 2 floats
   EXPECT_THROW(dm::validate(bad), std::invalid_argument);
   bad = job;
   bad.rows = -1;
   EXPECT_THROW(dm::validate(bad), std::invalid_argument);
   bad = job;
   bad.rows = 0;
-  bad.depth = nullptr;  // an empty job needs no pointers
+  bad.depth.data = nullptr;  // an empty job needs no pointers
   EXPECT_NO_THROW(dm::mask_cpu(bad, base_params()));
 }

@@ -29,7 +29,7 @@ class ChunkedMask {
 
   // Enqueues uploads of depth and mask, the masking kernel and the download of out, band by band,
   // and makes `stream` wait for all of it (synchronise `stream` afterwards). `job` holds the device
-  // pointers of the three buffers, whose rows are job.depth_step / mask_step / out_step bytes apart
+  // pointers of the three buffers, whose rows are job.depth.step / mask.step / out.step bytes apart
   // from offset 0. Needs params.erode == 0 (a band's kernel would need its neighbours' mask rows).
   void enqueue(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out, int bands,
                CUstream_st* stream);
