@@ -7,6 +7,7 @@
 #include "depthmask/frame.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/registration.h"
+#include "detail/pass_runner.h"
 
 namespace depthmask {
 
@@ -57,42 +58,32 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   job.rows = rows;
   job.cols = cols;
 
-  if (backend_->device_executes()) {
-    backend_->run_and_wait(
-        [&] {
-          depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
-          run_color_key(params);
-          plane.buf->to_device(plane.mat.total() * plane.mat.elemSize(), stream());
-          reg.depth = {depth_buf_.device(), depth_.step[0]};
-          reg.out = {static_cast<float*>(registered_buf_.device()), grid_step};
+  const detail::PassRunner passes(*backend_, stream(), wait_);
+  passes.run([&] {
+    reg.depth = passes.in(depth_buf_, depth_.total() * depth_.elemSize(), depth_.step[0]);
+    run_color_key(passes, params);
+    job.mask = passes.in(*plane.buf, plane.mat.total() * plane.mat.elemSize(), plane.mat.step[0]);
+    reg.out = passes.at<float>(registered_buf_, grid_step);
+    passes.pass(
+        registered_buf_,
+        [&](CUstream_st* s) {
           if (mode == RegistrationMode::Resample)
-            launch_resample(reg, map, decode, stream());
+            launch_resample(reg, map, decode, s);
           else
-            launch_reproject(reg, proj, decode, stream());
-          registered_buf_.device_written();
-          job.depth = reg.out;
-          job.mask = {plane.buf->device(), plane.mat.step[0]};
-          job.out = {static_cast<float*>(out_buf_.device()), out_.step[0]};
-          launch_mask(job, mask_p, stream());
-          out_buf_.device_written();
-          out_buf_.to_host(grid_bytes, stream());
+            launch_reproject(reg, proj, decode, s);
         },
-        stream(), wait_);
-  } else {
-    run_color_key(params);
-    reg.depth = {depth_buf_.host(), depth_.step[0]};
-    reg.out = {static_cast<float*>(registered_buf_.host()), grid_step};
-    if (mode == RegistrationMode::Resample)
-      resample_cpu(reg, map, decode);
-    else
-      reproject_cpu(reg, proj, decode);
-    registered_buf_.host_written();
+        [&] {
+          if (mode == RegistrationMode::Resample)
+            resample_cpu(reg, map, decode);
+          else
+            reproject_cpu(reg, proj, decode);
+        });
     job.depth = reg.out;
-    job.mask = {plane.buf->host(), plane.mat.step[0]};
-    job.out = {static_cast<float*>(out_buf_.host()), out_.step[0]};
-    mask_cpu(job, mask_p);
-    out_buf_.host_written();
-  }
+    job.out = passes.at<float>(out_buf_, out_.step[0]);
+    passes.pass(
+        out_buf_, [&](CUstream_st* s) { launch_mask(job, mask_p, s); }, [&] { mask_cpu(job, mask_p); });
+    passes.to_host(out_buf_, grid_bytes);
+  });
 }
 
 }  // namespace depthmask

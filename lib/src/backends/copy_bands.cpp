@@ -1,4 +1,5 @@
-#include "detail/chunked_mask.h"
+// The copy backend's row bands (copy_bands.h).
+#include "backends/copy_bands.h"
 
 #include <cuda_runtime_api.h>
 
@@ -10,17 +11,16 @@
 
 namespace depthmask::detail {
 
-int ChunkedMask::bands_for(size_t input_bytes) {
+int CopyBands::bands_for(size_t input_bytes) {
   if (input_bytes < kMinSplitBytes) return 1;
   return static_cast<int>(std::clamp<size_t>((input_bytes + kBytesPerBand / 2) / kBytesPerBand, 2, kMaxAutoBands));
 }
 
-struct ChunkedMask::Impl {
-  MemoryBackend* backend;
+struct CopyBands::Impl {
   StreamHandle down;                                // kernels and downloads; the caller's stream carries the uploads
   std::array<cudaEvent_t, kMaxBands + 1> events{};  // one per band uploaded, and "all done"
 
-  explicit Impl(MemoryBackend& b) : backend(&b), down(b.create_stream()) {
+  explicit Impl(MemoryBackend& b) : down(b.create_stream()) {
     for (auto& e : events) {
       const cudaError_t r = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
       if (r != cudaSuccess) {
@@ -37,12 +37,27 @@ struct ChunkedMask::Impl {
   }
 };
 
-ChunkedMask::ChunkedMask(MemoryBackend& backend) : impl_(std::make_unique<Impl>(backend)) {}
-ChunkedMask::~ChunkedMask() = default;
+CopyBands::CopyBands(MemoryBackend& backend) : backend_(&backend) {}
+CopyBands::~CopyBands() = default;
 
-void ChunkedMask::enqueue(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out,
-                          int bands, CUstream_st* stream) {
-  DM_EXPECT(params.erode == 0, std::logic_error, "ChunkedMask: erode needs whole frames");
+bool CopyBands::enqueue(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out,
+                        int bands, CUstream_st* stream) {
+  const size_t depth_bytes = static_cast<size_t>(job.rows) * job.cols * pixel_bytes(job.depth_type);
+  const size_t mask_bytes = static_cast<size_t>(job.rows) * job.cols * pixel_bytes(job.mask_type);
+  if (bands <= 0) bands = bands_for(depth_bytes + mask_bytes);
+  // Split only where there are fresh host data to upload, and no erode.
+  if (params.erode != 0 || bands <= 1 || depth.head() != Head::AtHost || mask.head() != Head::AtHost) return false;
+  if (!impl_) impl_ = std::make_unique<Impl>(*backend_);
+  enqueue_bands(job, params, depth, mask, out, bands, stream);
+  depth.mark_synced();
+  mask.mark_synced();
+  out.mark_synced();
+  return true;
+}
+
+void CopyBands::enqueue_bands(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out,
+                              int bands, CUstream_st* stream) {
+  DM_EXPECT(params.erode == 0, std::logic_error, "CopyBands: erode needs whole frames");
   bands = std::clamp(bands, 1, std::min(kMaxBands, std::max(job.rows, 1)));
   CUstream_st* down = impl_->down.get();
   for (int k = 0; k < bands; ++k) {
