@@ -84,10 +84,10 @@ int64_t frame_bytes(cv::Size s, size_t depth_elem, size_t mask_elem) {
 
 dm::MaskJob host_job(const cv::Mat& depth, const cv::Mat& mask, cv::Mat& out) {
   dm::MaskJob job;
-  job.depth = depth.data, job.depth_step = depth.step[0];
+  job.depth = {depth.data, depth.step[0]};
   job.depth_type = depth.type() == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
-  job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
-  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = depth.rows, job.cols = depth.cols;
+  job.mask = {mask.data, mask.step[0]}, job.mask_type = dm::MaskType::U8;
+  job.out = {out.ptr<float>(), out.step[0]}, job.rows = depth.rows, job.cols = depth.cols;
   return job;
 }
 
@@ -191,10 +191,10 @@ class FrameSet {
   dm::MaskJob job(int i) const {
     dm::MaskJob j;
     char* b = block(i);
-    j.depth = b, j.depth_step = static_cast<size_t>(size_.width) * depth_elem_;
+    j.depth = {b, static_cast<size_t>(size_.width) * depth_elem_};
     j.depth_type = depth_elem_ == 2 ? dm::DepthType::U16 : dm::DepthType::F32;
-    j.mask = b + depth_bytes_, j.mask_step = static_cast<size_t>(size_.width), j.mask_type = dm::MaskType::U8;
-    j.out = reinterpret_cast<float*>(b + depth_bytes_ + mask_bytes_), j.out_step = static_cast<size_t>(size_.width) * 4;
+    j.mask = {b + depth_bytes_, static_cast<size_t>(size_.width)}, j.mask_type = dm::MaskType::U8;
+    j.out = {reinterpret_cast<float*>(b + depth_bytes_ + mask_bytes_), static_cast<size_t>(size_.width) * 4};
     j.rows = size_.height, j.cols = size_.width;
     return j;
   }

@@ -40,14 +40,11 @@ namespace internal {
 MaskJob host_job(const cv::Mat& depth, const cv::Mat& mask, cv::Mat& out) {
   out.create(depth.rows, depth.cols, CV_32FC1);
   MaskJob j;
-  j.depth = depth.data;
-  j.depth_step = depth.step[0];
+  j.depth = {depth.data, depth.step[0]};
   j.depth_type = depth.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
-  j.mask = mask.data;
-  j.mask_step = mask.step[0];
+  j.mask = {mask.data, mask.step[0]};
   j.mask_type = mask.type() == CV_16UC1 ? MaskType::U16 : MaskType::U8;
-  j.out = out.ptr<float>();
-  j.out_step = out.step[0];
+  j.out = {out.ptr<float>(), out.step[0]};
   j.rows = depth.rows;
   j.cols = depth.cols;
   return j;

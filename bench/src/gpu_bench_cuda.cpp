@@ -277,14 +277,13 @@ WorkingSet make_working_set(const Ctx& c, MemoryBackend& be, const SizeImages& i
   w.jobs.resize(n);
   for (size_t i = 0; i < n; ++i) {
     MaskJob& j = w.jobs[i];
-    j.depth = static_cast<const unsigned char*>(w.depth.device()) + i * depth_bytes;
-    j.depth_step = static_cast<size_t>(im.size.width) * depth.elemSize();
+    j.depth = {static_cast<const unsigned char*>(w.depth.device()) + i * depth_bytes,
+               static_cast<size_t>(im.size.width) * depth.elemSize()};
     j.depth_type = f32 ? DepthType::F32 : DepthType::U16;
-    j.mask = static_cast<const unsigned char*>(w.mask.device()) + i * mask_bytes;
-    j.mask_step = static_cast<size_t>(im.size.width);
+    j.mask = {static_cast<const unsigned char*>(w.mask.device()) + i * mask_bytes, static_cast<size_t>(im.size.width)};
     j.mask_type = MaskType::U8;
-    j.out = reinterpret_cast<float*>(static_cast<unsigned char*>(w.out.device()) + i * w.out_bytes);
-    j.out_step = static_cast<size_t>(im.size.width) * sizeof(float);
+    j.out = {reinterpret_cast<float*>(static_cast<unsigned char*>(w.out.device()) + i * w.out_bytes),
+             static_cast<size_t>(im.size.width) * sizeof(float)};
     j.rows = im.size.height;
     j.cols = im.size.width;
   }

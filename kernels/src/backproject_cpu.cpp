@@ -9,20 +9,6 @@
 
 namespace depthmask {
 
-namespace {
-
-void check_plane(const char* name, const void* p, size_t step, size_t pixel_bytes, int cols) {
-  if (p == nullptr) throw std::invalid_argument(std::string("backproject job: ") + name + " pointer is null");
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(float) != 0 || step % sizeof(float) != 0)
-    throw std::invalid_argument(std::string("backproject job: ") + name +
-                                " pointer or row step is not aligned to floats");
-  if (step < pixel_bytes * static_cast<size_t>(cols))
-    throw std::invalid_argument(std::string("backproject job: ") + name + " row step " + std::to_string(step) +
-                                " bytes is shorter than a row of " + std::to_string(cols) + " pixels");
-}
-
-}  // namespace
-
 void validate(const BackprojectJob& job) {
   if (job.rows < 0 || job.cols < 0)
     throw std::invalid_argument("backproject job: negative size " + std::to_string(job.cols) + "x" +
@@ -32,15 +18,15 @@ void validate(const BackprojectJob& job) {
       !(k.inv_fy > 0.0f))
     throw std::invalid_argument("backproject job: intrinsics are not finite with positive focal lengths");
   if (job.rows == 0 || job.cols == 0) return;
-  check_plane("depth", job.depth, job.depth_step, sizeof(float), job.cols);
-  check_plane("xyz", job.xyz, job.xyz_step, 3 * sizeof(float), job.cols);
+  check_plane("backproject job", "depth", job.depth, sizeof(float), sizeof(float), job.cols);
+  check_plane("backproject job", "xyz", job.xyz, 3 * sizeof(float), sizeof(float), job.cols);
 }
 
 void backproject_cpu(const BackprojectJob& job) {
   validate(job);
   if (job.rows == 0 || job.cols == 0) return;
-  const ImageView<const float> depth{job.depth, job.depth_step, job.rows, job.cols};
-  const ImageView<float> xyz{job.xyz, job.xyz_step, job.rows, job.cols};
+  const auto depth = job.depth.view(job.rows, job.cols);
+  const auto xyz = job.xyz.view(job.rows, job.cols);
   tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16), [&](const tbb::blocked_range<int>& r) {
     for (int v = r.begin(); v != r.end(); ++v) {
       const float* d = depth.row(v);

@@ -21,8 +21,8 @@ void launch_backproject(const BackprojectJob& job, CUstream_st* stream) {
   validate(job);
   if (job.rows == 0 || job.cols == 0) return;
   tiling::check_rows("backproject job", job.rows);
-  const ImageView<const float> depth{job.depth, job.depth_step, job.rows, job.cols};
-  const ImageView<float> xyz{job.xyz, job.xyz_step, job.rows, job.cols};
+  const ImageView<const float> depth = job.depth.view(job.rows, job.cols);
+  const ImageView<float> xyz = job.xyz.view(job.rows, job.cols);
   backproject_kernel<<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, xyz, job.invalid, job.k);
   DM_CUDA(cudaGetLastError());
 }

@@ -21,21 +21,11 @@ void check_range(const char* what, int lo, int hi, int max, bool may_wrap) {
                                 std::to_string(hi) + "] has min > max (only hue wraps)");
 }
 
-void check_plane(const char* name, const void* p, size_t step, size_t pixel_bytes, size_t align, int cols) {
-  if (p == nullptr) throw std::invalid_argument(std::string("color key job: ") + name + " pointer is null");
-  if (reinterpret_cast<uintptr_t>(p) % align != 0 || step % align != 0)
-    throw std::invalid_argument(std::string("color key job: ") + name + " pointer or row step is not aligned to " +
-                                std::to_string(align) + " bytes");
-  if (step < pixel_bytes * static_cast<size_t>(cols))
-    throw std::invalid_argument(std::string("color key job: ") + name + " row step " + std::to_string(step) +
-                                " bytes is shorter than a row of " + std::to_string(cols) + " pixels");
-}
-
 template <class MaskT>
 void run_rows(const ColorKeyJob& job, const MaskParams& p, const ColorKey& k) {
-  const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
-  const ImageView<const uint8_t> color{job.color, job.color_step, job.rows, job.cols};
-  const ImageView<uint8_t> out{job.out, job.out_step, job.rows, job.cols};
+  const auto mask = job.mask.view<const MaskT>(job.rows, job.cols);
+  const auto color = job.color.view(job.rows, job.cols);
+  const auto out = job.out.view(job.rows, job.cols);
   tbb::parallel_for(tbb::blocked_range<int>(0, job.rows, 16), [&](const tbb::blocked_range<int>& r) {
     for (int y = r.begin(); y != r.end(); ++y) {
       const MaskT* m = mask.row(y);
@@ -59,10 +49,10 @@ void validate(const ColorKeyJob& job) {
     throw std::invalid_argument("color key job: negative size " + std::to_string(job.cols) + "x" +
                                 std::to_string(job.rows));
   if (job.rows == 0 || job.cols == 0) return;
-  const size_t mask_bytes = job.mask_type == MaskType::U8 ? 1 : 2;
-  check_plane("mask", job.mask, job.mask_step, mask_bytes, mask_bytes, job.cols);
-  check_plane("color", job.color, job.color_step, 3, 1, job.cols);
-  check_plane("output", job.out, job.out_step, 1, 1, job.cols);
+  const size_t mask_bytes = pixel_bytes(job.mask_type);
+  check_plane("color key job", "mask", job.mask, mask_bytes, mask_bytes, job.cols);
+  check_plane("color key job", "color", job.color, 3, 1, job.cols);
+  check_plane("color key job", "output", job.out, 1, 1, job.cols);
 }
 
 void color_key_cpu(const ColorKeyJob& job, const MaskParams& params, const ColorKey& key) {

@@ -31,14 +31,14 @@ void launch_color_key(const ColorKeyJob& job, const MaskParams& params, const Co
   validate(key);
   if (job.rows == 0 || job.cols == 0) return;
   tiling::check_rows("color key job", job.rows);
-  const ImageView<const uint8_t> color{job.color, job.color_step, job.rows, job.cols};
-  const ImageView<uint8_t> out{job.out, job.out_step, job.rows, job.cols};
+  const ImageView<const uint8_t> color = job.color.view(job.rows, job.cols);
+  const ImageView<uint8_t> out = job.out.view(job.rows, job.cols);
   const dim3 grid = tiling::grid(job.rows, job.cols), block = tiling::block();
   if (job.mask_type == MaskType::U8) {
-    const ImageView<const uint8_t> mask{static_cast<const uint8_t*>(job.mask), job.mask_step, job.rows, job.cols};
+    const ImageView<const uint8_t> mask = job.mask.view<const uint8_t>(job.rows, job.cols);
     color_key_tests<uint8_t><<<grid, block, 0, stream>>>(mask, color, out, params, key);
   } else {
-    const ImageView<const uint16_t> mask{static_cast<const uint16_t*>(job.mask), job.mask_step, job.rows, job.cols};
+    const ImageView<const uint16_t> mask = job.mask.view<const uint16_t>(job.rows, job.cols);
     color_key_tests<uint16_t><<<grid, block, 0, stream>>>(mask, color, out, params, key);
   }
   DM_CUDA(cudaGetLastError());

@@ -7,29 +7,14 @@
 
 namespace depthmask {
 
-namespace {
-size_t elem_size(DepthType t) { return t == DepthType::U16 ? 2 : 4; }
-size_t elem_size(MaskType t) { return t == MaskType::U8 ? 1 : 2; }
-
-void check_plane(const char* name, const void* p, size_t step, size_t elem, int cols) {
-  if (p == nullptr) throw std::invalid_argument(std::string("mask job: ") + name + " pointer is null");
-  // Misaligned element access is undefined on the CPU and a sticky error on the GPU.
-  if (reinterpret_cast<uintptr_t>(p) % elem != 0 || step % elem != 0)
-    throw std::invalid_argument(std::string("mask job: ") + name + " pointer or row step is not aligned to its " +
-                                std::to_string(elem) + "-byte pixels");
-  if (step < elem * static_cast<size_t>(cols))
-    throw std::invalid_argument(std::string("mask job: ") + name + " row step " + std::to_string(step) +
-                                " bytes is shorter than a row of " + std::to_string(cols) + " pixels");
-}
-}  // namespace
-
 void validate(const MaskJob& job) {
   if (job.rows < 0 || job.cols < 0)
     throw std::invalid_argument("mask job: negative size " + std::to_string(job.cols) + "x" + std::to_string(job.rows));
   if (job.rows == 0 || job.cols == 0) return;
-  check_plane("depth", job.depth, job.depth_step, elem_size(job.depth_type), job.cols);
-  check_plane("mask", job.mask, job.mask_step, elem_size(job.mask_type), job.cols);
-  check_plane("output", job.out, job.out_step, sizeof(float), job.cols);
+  const size_t depth_bytes = pixel_bytes(job.depth_type), mask_bytes = pixel_bytes(job.mask_type);
+  check_plane("mask job", "depth", job.depth, depth_bytes, depth_bytes, job.cols);
+  check_plane("mask job", "mask", job.mask, mask_bytes, mask_bytes, job.cols);
+  check_plane("mask job", "output", job.out, sizeof(float), sizeof(float), job.cols);
 }
 
 void validate(const MaskParams& p) {

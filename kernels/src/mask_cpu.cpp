@@ -31,9 +31,9 @@ struct Views {
   ImageView<const MaskT> mask;
   ImageView<float> out;
   explicit Views(const MaskJob& job)
-      : depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols},
-        mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols},
-        out{job.out, job.out_step, job.rows, job.cols} {}
+      : depth{job.depth.view<const DepthT>(job.rows, job.cols)},
+        mask{job.mask.view<const MaskT>(job.rows, job.cols)},
+        out{job.out.view(job.rows, job.cols)} {}
 };
 
 // One row of the plain pass: mask_pixel per pixel. `q` is the caller's local copy of the parameters:

@@ -174,12 +174,9 @@ __global__ void __launch_bounds__(threads_per_block(Shape))
 // Up to kMaxBatchedJobs same-sized frames, passed by value as the kernel's parameter (about 1.5 KB,
 // well inside the 4 KB parameter limit): blockIdx.z picks the frame.
 struct BatchFrame {
-  const void* depth;
-  size_t depth_step;
-  const void* mask;
-  size_t mask_step;
-  float* out;
-  size_t out_step;
+  Plane<const void> depth;
+  Plane<const void> mask;
+  Plane<float> out;
 };
 struct MaskBatch {
   BatchFrame frames[kMaxBatchedJobs];
@@ -190,9 +187,9 @@ struct MaskBatch {
 template <MaskBlockShape Shape, bool Vectorized, bool KeptOnly, bool Common, class DepthT, class MaskT>
 __global__ void __launch_bounds__(threads_per_block(Shape)) is_mask_batch(MaskBatch b, MaskParams p) {
   const BatchFrame& f = b.frames[blockIdx.z];
-  const ImageView<const DepthT> depth{static_cast<const DepthT*>(f.depth), f.depth_step, b.rows, b.cols};
-  const ImageView<const MaskT> mask{static_cast<const MaskT*>(f.mask), f.mask_step, b.rows, b.cols};
-  const ImageView<float> out{f.out, f.out_step, b.rows, b.cols};
+  const ImageView<const DepthT> depth = f.depth.view<const DepthT>(b.rows, b.cols);
+  const ImageView<const MaskT> mask = f.mask.view<const MaskT>(b.rows, b.cols);
+  const ImageView<float> out = f.out.view(b.rows, b.cols);
   mask_part<Shape, Vectorized, KeptOnly, Common>(depth, mask, out, p);
 }
 
@@ -321,9 +318,9 @@ void launch_one(const MaskJob& job, const MaskParams& p, const MaskKernelVariant
   with_types(job.depth_type, job.mask_type, [&](auto depth_tag, auto mask_tag) {
     using DepthT = decltype(depth_tag);
     using MaskT = decltype(mask_tag);
-    const ImageView<const DepthT> depth{static_cast<const DepthT*>(job.depth), job.depth_step, job.rows, job.cols};
-    const ImageView<const MaskT> mask{static_cast<const MaskT*>(job.mask), job.mask_step, job.rows, job.cols};
-    const ImageView<float> out{job.out, job.out_step, job.rows, job.cols};
+    const ImageView<const DepthT> depth = job.depth.view<const DepthT>(job.rows, job.cols);
+    const ImageView<const MaskT> mask = job.mask.view<const MaskT>(job.rows, job.cols);
+    const ImageView<float> out = job.out.view(job.rows, job.cols);
     if (p.erode > 0) {  // every variant erodes with the one shared-memory kernel (32x8 threads)
       is_mask_eroded<DepthT, MaskT>
           <<<tiling::grid(job.rows, job.cols), tiling::block(), 0, stream>>>(depth, mask, out, p);
@@ -401,9 +398,7 @@ void launch_mask_batch(const MaskJob* jobs, int count, const MaskParams& params,
     return;
   }
   MaskBatch b{};
-  for (int i = 0; i < count; ++i)
-    b.frames[i] =
-        BatchFrame{jobs[i].depth, jobs[i].depth_step, jobs[i].mask, jobs[i].mask_step, jobs[i].out, jobs[i].out_step};
+  for (int i = 0; i < count; ++i) b.frames[i] = BatchFrame{jobs[i].depth, jobs[i].mask, jobs[i].out};
   b.rows = first.rows, b.cols = first.cols;
   with_types(first.depth_type, first.mask_type, [&](auto depth_tag, auto mask_tag) {
     using DepthT = decltype(depth_tag);

@@ -45,11 +45,11 @@ __global__ void zbuffer_finish(ImageView<float> out) {
 
 using tiling::grid;
 
-ImageView<float> target_view(const RegisterJob& job) { return {job.out, job.out_step, job.out_rows, job.out_cols}; }
+ImageView<float> target_view(const RegisterJob& job) { return job.out.view(job.out_rows, job.out_cols); }
 
 template <class DepthT>
 ImageView<const DepthT> source_view(const RegisterJob& job) {
-  return {static_cast<const DepthT*>(job.depth), job.depth_step, job.depth_rows, job.depth_cols};
+  return job.depth.view<const DepthT>(job.depth_rows, job.depth_cols);
 }
 
 }  // namespace

@@ -16,19 +16,6 @@ namespace depthmask {
 
 namespace {
 
-size_t elem_size(DepthType t) { return t == DepthType::U16 ? 2 : 4; }
-
-void check_plane(const char* name, const void* p, size_t step, size_t elem, int cols) {
-  if (p == nullptr) throw std::invalid_argument(std::string("registration job: ") + name + " pointer is null");
-  // Misaligned element access is undefined on the CPU and a sticky error on the GPU (atomics included).
-  if (reinterpret_cast<uintptr_t>(p) % elem != 0 || step % elem != 0)
-    throw std::invalid_argument(std::string("registration job: ") + name +
-                                " pointer or row step is not aligned to its " + std::to_string(elem) + "-byte pixels");
-  if (step < elem * static_cast<size_t>(cols))
-    throw std::invalid_argument(std::string("registration job: ") + name + " row step " + std::to_string(step) +
-                                " bytes is shorter than a row of " + std::to_string(cols) + " pixels");
-}
-
 bool positive_finite(double v) { return std::isfinite(v) && v > 0.0; }
 
 void check_k(const char* which, double fx, double fy, double cx, double cy) {
@@ -47,10 +34,10 @@ float to_float_checked(double v, const char* what) {
 
 template <class DepthT>
 ImageView<const DepthT> source_view(const RegisterJob& job) {
-  return {static_cast<const DepthT*>(job.depth), job.depth_step, job.depth_rows, job.depth_cols};
+  return job.depth.view<const DepthT>(job.depth_rows, job.depth_cols);
 }
 
-ImageView<float> target_view(const RegisterJob& job) { return {job.out, job.out_step, job.out_rows, job.out_cols}; }
+ImageView<float> target_view(const RegisterJob& job) { return job.out.view(job.out_rows, job.out_cols); }
 
 // Grain of 16 rows, as the mask loop: a 640-wide row is too little work for a task of its own.
 template <class F>
@@ -115,16 +102,17 @@ void validate(const RegisterJob& job) {
                                 std::to_string(job.depth_rows) + ", target " + std::to_string(job.out_cols) + "x" +
                                 std::to_string(job.out_rows) + ")");
   if (job.out_rows == 0 || job.out_cols == 0) return;
-  check_plane("target", job.out, job.out_step, sizeof(float), job.out_cols);
+  check_plane("registration job", "target", job.out, sizeof(float), sizeof(float), job.out_cols);
   if (job.depth_rows == 0 || job.depth_cols == 0) return;
-  check_plane("depth", job.depth, job.depth_step, elem_size(job.depth_type), job.depth_cols);
+  const size_t depth_bytes = pixel_bytes(job.depth_type);
+  check_plane("registration job", "depth", job.depth, depth_bytes, depth_bytes, job.depth_cols);
   // The target is written while the source is read (by other threads): they must not overlap.
-  const auto* d0 = static_cast<const unsigned char*>(job.depth);
-  const auto* d1 = d0 + (static_cast<size_t>(job.depth_rows) - 1) * job.depth_step +
-                   static_cast<size_t>(job.depth_cols) * elem_size(job.depth_type);
-  const auto* o0 = reinterpret_cast<const unsigned char*>(job.out);
+  const auto* d0 = static_cast<const unsigned char*>(job.depth.data);
+  const auto* d1 = d0 + (static_cast<size_t>(job.depth_rows) - 1) * job.depth.step +
+                   static_cast<size_t>(job.depth_cols) * depth_bytes;
+  const auto* o0 = reinterpret_cast<const unsigned char*>(job.out.data);
   const auto* o1 =
-      o0 + (static_cast<size_t>(job.out_rows) - 1) * job.out_step + static_cast<size_t>(job.out_cols) * sizeof(float);
+      o0 + (static_cast<size_t>(job.out_rows) - 1) * job.out.step + static_cast<size_t>(job.out_cols) * sizeof(float);
   if (std::less<const unsigned char*>()(d0, o1) && std::less<const unsigned char*>()(o0, d1))
     throw std::invalid_argument("registration job: the target overlaps the depth source");
 }

@@ -11,8 +11,8 @@
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 #include "depthmask/registration.h"
-#include "detail/chunked_mask.h"
 #include "detail/image_header.h"
+#include "detail/pass_runner.h"
 #include "detail/png_palette.h"
 
 namespace fs = std::filesystem;
@@ -183,7 +183,7 @@ void FrameSlot::release_buffers() noexcept {
   mask_ = cv::Mat();
   color_ = cv::Mat();
   out_ = cv::Mat();
-  chunked_.reset();
+  schedule_.reset();
   depth_buf_ = Buffer();
   mask_buf_ = Buffer();
   out_buf_ = Buffer();
@@ -382,53 +382,34 @@ void FrameSlot::run_mask(const MaskParams& params) {
   MaskJob job;
   job.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
   job.mask_type = plane.mat.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.depth_step = depth_.step[0];
-  job.mask_step = plane.mat.step[0];
-  job.out_step = out_.step[0];
   job.rows = depth_.rows;
   job.cols = depth_.cols;
-  Buffer& mask_buf = *plane.buf;
-  if (backend_->device_executes()) {
-    const size_t depth_bytes = depth_.total() * depth_.elemSize(),
-                 mask_bytes = plane.mat.total() * plane.mat.elemSize();
-    job.depth = depth_buf_.device();
-    job.mask = mask_buf.device();
-    job.out = static_cast<float*>(out_buf_.device());
-    // Split into bands only where there are copies to overlap, fresh host data to upload, and no erode.
-    const int bands = copy_bands_ > 0 ? copy_bands_ : detail::ChunkedMask::bands_for(depth_bytes + mask_bytes);
-    // (The key pass's plane is written on the device: never split.)
-    const bool split = !backend_->shares_memory() && params.erode == 0 && bands > 1 && !color_key_ &&
-                       depth_buf_.head() == Head::AtHost && mask_buf_.head() == Head::AtHost;
-    backend_->run_and_wait(
-        [&] {
-          if (split) {
-            if (!chunked_) chunked_ = std::make_unique<detail::ChunkedMask>(*backend_);
-            chunked_->enqueue(job, params, depth_buf_, mask_buf_, out_buf_, bands, stream());
-            depth_buf_.mark_synced();
-            mask_buf_.mark_synced();
-            out_buf_.mark_synced();
-            return;
-          }
-          run_color_key(params);
-          depth_buf_.to_device(depth_bytes, stream());
-          mask_buf.to_device(mask_bytes, stream());
-          // Mapped host memory has its own best walk (mask_variants.h); device memory takes the default.
+  const size_t depth_bytes = depth_.total() * depth_.elemSize(), mask_bytes = plane.mat.total() * plane.mat.elemSize();
+  const detail::PassRunner passes(*backend_, stream(), wait_);
+  passes.run([&] {
+    job.depth = passes.at<const void>(depth_buf_, depth_.step[0]);
+    job.mask = passes.at<const void>(*plane.buf, plane.mat.step[0]);
+    job.out = passes.at<float>(out_buf_, out_.step[0]);
+    // The backend's own schedule (copy: row bands) takes the frame when it suits it. Not with a colour
+    // key: the key pass writes the mask plane on the device, so there is no upload to overlap.
+    if (!color_key_) {
+      if (!schedule_) schedule_ = backend_->make_mask_schedule();
+      if (schedule_ && schedule_->enqueue(job, params, depth_buf_, mask_buf_, out_buf_, copy_bands_, stream())) return;
+    }
+    run_color_key(passes, params);
+    passes.fresh(depth_buf_, depth_bytes);
+    passes.fresh(*plane.buf, mask_bytes);
+    passes.pass(
+        out_buf_,
+        [&](CUstream_st* s) {
+          // Kernels reading host memory across the bus have their own best walk (mask_variants.h).
           launch_mask_variant(
               job, plane.params,
-              backend_->kind() == BackendKind::ZeroCopy ? mapped_mask_kernel_variant() : default_mask_kernel_variant(),
-              stream());
-          out_buf_.device_written();
-          out_buf_.to_host(out_bytes, stream());
+              backend_->kernels_read_host_memory() ? mapped_mask_kernel_variant() : default_mask_kernel_variant(), s);
         },
-        stream(), wait_);
-  } else {
-    run_color_key(params);
-    job.depth = depth_buf_.host();
-    job.mask = mask_buf.host();
-    job.out = static_cast<float*>(out_buf_.host());
-    mask_cpu(job, plane.params, cpu_tasks_);
-    out_buf_.host_written();
-  }
+        [&] { mask_cpu(job, plane.params, cpu_tasks_); });
+    passes.to_host(out_buf_, out_bytes);
+  });
 }
 
 }  // namespace depthmask

@@ -5,6 +5,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
+#include "detail/pass_runner.h"
 
 namespace depthmask {
 
@@ -45,30 +46,18 @@ FrameSlot::MaskPlane FrameSlot::mask_plane(const MaskParams& params) {
   return MaskPlane{&key_buf_, cv::Mat(mask_.rows, mask_.cols, CV_8UC1, key_buf_.host()), union_mask_params(params)};
 }
 
-void FrameSlot::run_color_key(const MaskParams& params) {
+void FrameSlot::run_color_key(const detail::PassRunner& passes, const MaskParams& params) {
   if (!color_key_) return;
   ColorKeyJob job;
   job.mask_type = mask_.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.mask_step = mask_.step[0];
-  job.color_step = color_.step[0];
-  job.out_step = static_cast<size_t>(mask_.cols);
   job.rows = mask_.rows;
   job.cols = mask_.cols;
-  if (backend_->device_executes()) {
-    mask_buf_.to_device(mask_.total() * mask_.elemSize(), stream());
-    color_buf_.to_device(color_.total() * color_.elemSize(), stream());
-    job.mask = mask_buf_.device();
-    job.color = static_cast<const uint8_t*>(color_buf_.device());
-    job.out = static_cast<uint8_t*>(key_buf_.device());
-    launch_color_key(job, params, *color_key_, stream());
-    key_buf_.device_written();
-  } else {
-    job.mask = mask_buf_.host();
-    job.color = static_cast<const uint8_t*>(color_buf_.host());
-    job.out = static_cast<uint8_t*>(key_buf_.host());
-    color_key_cpu(job, params, *color_key_);
-    key_buf_.host_written();
-  }
+  job.mask = passes.in(mask_buf_, mask_.total() * mask_.elemSize(), mask_.step[0]);
+  job.color = passes.in<const uint8_t>(color_buf_, color_.total() * color_.elemSize(), color_.step[0]);
+  job.out = passes.at<uint8_t>(key_buf_, static_cast<size_t>(mask_.cols));
+  passes.pass(
+      key_buf_, [&](CUstream_st* s) { launch_color_key(job, params, *color_key_, s); },
+      [&] { color_key_cpu(job, params, *color_key_); });
 }
 
 }  // namespace depthmask

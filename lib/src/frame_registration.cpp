@@ -7,6 +7,7 @@
 #include "depthmask/frame.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/registration.h"
+#include "detail/pass_runner.h"
 
 namespace depthmask {
 
@@ -19,7 +20,8 @@ void FrameSlot::set_registration(RegistrationMode mode, std::optional<CameraGeom
 
 void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode mode) {
   const int rows = mask_.rows, cols = mask_.cols;
-  const size_t grid_bytes = static_cast<size_t>(rows) * static_cast<size_t>(cols) * sizeof(float);
+  const size_t grid_step = static_cast<size_t>(cols) * sizeof(float);
+  const size_t grid_bytes = static_cast<size_t>(rows) * grid_step;
   // Both buffers only grow: same-sized frames allocate nothing in steady state.
   if (out_buf_.size() < grid_bytes) {
     out_ = cv::Mat();
@@ -46,57 +48,42 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
 
   RegisterJob reg;
   reg.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
-  reg.depth_step = depth_.step[0];
   reg.depth_rows = depth_.rows;
   reg.depth_cols = depth_.cols;
-  reg.out_step = static_cast<size_t>(cols) * sizeof(float);
   reg.out_rows = rows;
   reg.out_cols = cols;
   MaskJob job;
   job.depth_type = DepthType::F32;
-  job.depth_step = reg.out_step;
   job.mask_type = plane.mat.type() == CV_8UC1 ? MaskType::U8 : MaskType::U16;
-  job.mask_step = plane.mat.step[0];
-  job.out_step = out_.step[0];
   job.rows = rows;
   job.cols = cols;
 
-  if (backend_->device_executes()) {
-    backend_->run_and_wait(
-        [&] {
-          depth_buf_.to_device(depth_.total() * depth_.elemSize(), stream());
-          run_color_key(params);
-          plane.buf->to_device(plane.mat.total() * plane.mat.elemSize(), stream());
-          reg.depth = depth_buf_.device();
-          reg.out = static_cast<float*>(registered_buf_.device());
+  const detail::PassRunner passes(*backend_, stream(), wait_);
+  passes.run([&] {
+    reg.depth = passes.in(depth_buf_, depth_.total() * depth_.elemSize(), depth_.step[0]);
+    run_color_key(passes, params);
+    job.mask = passes.in(*plane.buf, plane.mat.total() * plane.mat.elemSize(), plane.mat.step[0]);
+    reg.out = passes.at<float>(registered_buf_, grid_step);
+    passes.pass(
+        registered_buf_,
+        [&](CUstream_st* s) {
           if (mode == RegistrationMode::Resample)
-            launch_resample(reg, map, decode, stream());
+            launch_resample(reg, map, decode, s);
           else
-            launch_reproject(reg, proj, decode, stream());
-          registered_buf_.device_written();
-          job.depth = registered_buf_.device();
-          job.mask = plane.buf->device();
-          job.out = static_cast<float*>(out_buf_.device());
-          launch_mask(job, mask_p, stream());
-          out_buf_.device_written();
-          out_buf_.to_host(grid_bytes, stream());
+            launch_reproject(reg, proj, decode, s);
         },
-        stream(), wait_);
-  } else {
-    run_color_key(params);
-    reg.depth = depth_buf_.host();
-    reg.out = static_cast<float*>(registered_buf_.host());
-    if (mode == RegistrationMode::Resample)
-      resample_cpu(reg, map, decode);
-    else
-      reproject_cpu(reg, proj, decode);
-    registered_buf_.host_written();
-    job.depth = registered_buf_.host();
-    job.mask = plane.buf->host();
-    job.out = static_cast<float*>(out_buf_.host());
-    mask_cpu(job, mask_p);
-    out_buf_.host_written();
-  }
+        [&] {
+          if (mode == RegistrationMode::Resample)
+            resample_cpu(reg, map, decode);
+          else
+            reproject_cpu(reg, proj, decode);
+        });
+    job.depth = reg.out;
+    job.out = passes.at<float>(out_buf_, out_.step[0]);
+    passes.pass(
+        out_buf_, [&](CUstream_st* s) { launch_mask(job, mask_p, s); }, [&] { mask_cpu(job, mask_p); });
+    passes.to_host(out_buf_, grid_bytes);
+  });
 }
 
 }  // namespace depthmask

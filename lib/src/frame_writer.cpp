@@ -10,6 +10,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/manifest.h"
+#include "detail/pass_runner.h"
 
 namespace fs = std::filesystem;
 
@@ -29,30 +30,19 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
   xyz_ = cv::Mat(out.rows, out.cols, CV_32FC3, xyz_buf_.host());
 
   BackprojectJob job;
-  job.depth_step = out.step[0];
-  job.xyz_step = xyz_.step[0];
   job.rows = out.rows;
   job.cols = out.cols;
   job.invalid = invalid;
   job.k = k;
-  if (backend_->device_executes()) {
-    Buffer& depth = slot.out_buffer();
-    backend_->run_and_wait(
-        [&] {
-          depth.to_device(out_bytes, slot.stream());  // a no-op after run_mask on the device: its device copy is fresh
-          job.depth = static_cast<const float*>(depth.device());
-          job.xyz = static_cast<float*>(xyz_buf_.device());
-          launch_backproject(job, slot.stream());
-          xyz_buf_.device_written();
-          xyz_buf_.to_host(bytes, slot.stream());
-        },
-        slot.stream(), slot.wait());
-  } else {
-    job.depth = out.ptr<float>();
-    job.xyz = xyz_.ptr<float>();
-    backproject_cpu(job);
-    xyz_buf_.host_written();
-  }
+  // The slot's side: after run_mask on the device, the depth's device copy is fresh (no upload).
+  const detail::PassRunner passes(*backend_, slot.stream(), slot.wait());
+  passes.run([&] {
+    job.depth = passes.in<const float>(slot.out_buffer(), out_bytes, out.step[0]);
+    job.xyz = passes.at<float>(xyz_buf_, xyz_.step[0]);
+    passes.pass(
+        xyz_buf_, [&](CUstream_st* s) { launch_backproject(job, s); }, [&] { backproject_cpu(job); });
+    passes.to_host(xyz_buf_, bytes);
+  });
   return xyz_;
 }
 

@@ -122,6 +122,16 @@ void BackendContract::check_pointer_kinds(size_t bytes) {
 #endif
 }
 
+// What the frame's passes ask of a backend instead of its kind: whether kernels read host memory
+// across the bus (zero_copy: the mapped walk), and whether it has its own masking schedule (copy: row
+// bands, one per frame slot).
+TEST_P(BackendContract, StatesThePropertiesThePassesChooseBy) {
+  EXPECT_EQ(backend_->device_executes(), gpu());
+  EXPECT_EQ(backend_->kernels_read_host_memory(), GetParam() == dm::BackendKind::ZeroCopy);
+  const std::unique_ptr<dm::MaskSchedule> schedule = backend_->make_mask_schedule();
+  EXPECT_EQ(schedule != nullptr, GetParam() == dm::BackendKind::Copy);
+}
+
 TEST_P(BackendContract, RoundTripHostDeviceHost) {
   for (const size_t bytes : {size_t{1} << 20, (size_t{1} << 20) + 3, size_t{24} << 20}) {
     SCOPED_TRACE(bytes);

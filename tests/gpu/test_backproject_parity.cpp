@@ -55,8 +55,8 @@ struct Lens {
 [[maybe_unused]] cv::Mat cpu_gold(const cv::Mat& depth, float invalid, const dm::Pinhole& k) {
   cv::Mat xyz(depth.size(), CV_32FC3, cv::Scalar(777, 777, 777));
   dm::BackprojectJob job;
-  job.depth = depth.ptr<float>(), job.depth_step = depth.step[0];
-  job.xyz = xyz.ptr<float>(), job.xyz_step = xyz.step[0];
+  job.depth = {depth.ptr<float>(), depth.step[0]};
+  job.xyz = {xyz.ptr<float>(), xyz.step[0]};
   job.rows = depth.rows, job.cols = depth.cols, job.invalid = invalid, job.k = k;
   dm::backproject_cpu(job);
   return xyz;
@@ -84,8 +84,8 @@ TEST_P(BackprojectParity, GpuEqualsCpuExactly) {
       const dmtest::DeviceImage o(cv::Mat(size, CV_32FC3, cv::Scalar(0, 0, 0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0,
                                   roi ? 1 : 0);
       dm::BackprojectJob job;
-      job.depth = reinterpret_cast<const float*>(d.roi()), job.depth_step = d.pitch();
-      job.xyz = reinterpret_cast<float*>(o.roi()), job.xyz_step = o.pitch();
+      job.depth = {reinterpret_cast<const float*>(d.roi()), d.pitch()};
+      job.xyz = {reinterpret_cast<float*>(o.roi()), o.pitch()};
       job.rows = size.height, job.cols = size.width, job.invalid = invalid, job.k = lens.k;
       dm::launch_backproject(job, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -163,11 +163,11 @@ TEST_P(MaskKindsParity, GpuEqualsCpuExactly) {
     const dmtest::DeviceImage o(cv::Mat(size, CV_32FC1, cv::Scalar(0)), roi ? 2 : 0, roi ? 3 : 0, roi ? 3 : 0,
                                 roi ? 1 : 0);
     dm::MaskJob job;
-    job.depth = d.roi(), job.depth_step = d.pitch();
+    job.depth = {d.roi(), d.pitch()};
     job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
-    job.mask = mask_roi, job.mask_step = m.pitch();
+    job.mask = {mask_roi, m.pitch()};
     job.mask_type = mtype == CV_8UC1 ? dm::MaskType::U8 : dm::MaskType::U16;
-    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = {reinterpret_cast<float*>(o.roi()), o.pitch()};
     job.rows = size.height, job.cols = size.width;
     dm::launch_mask(job, rule.params, nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -116,11 +116,11 @@ cv::Mat random_mask(int rows, int cols, int type, std::mt19937& rng) {
 dm::MaskJob device_job(const dmtest::DeviceImage& d, int dtype, const dmtest::DeviceImage& m, int mtype,
                        const dmtest::DeviceImage& o, cv::Size size) {
   dm::MaskJob job;
-  job.depth = d.roi(), job.depth_step = d.pitch();
+  job.depth = {d.roi(), d.pitch()};
   job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
-  job.mask = m.roi(), job.mask_step = m.pitch();
+  job.mask = {m.roi(), m.pitch()};
   job.mask_type = mtype == CV_8UC1 ? dm::MaskType::U8 : dm::MaskType::U16;
-  job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
+  job.out = {reinterpret_cast<float*>(o.roi()), o.pitch()};
   job.rows = size.height, job.cols = size.width;
   return job;
 }
@@ -442,9 +442,9 @@ TEST(MaskBatch, RejectsMismatchedOrOversizedBatches) {
   if (!dm::have_cuda_kernels()) GTEST_SKIP() << "this build has no CUDA kernels";
   std::vector<float> buf(256 * 64);
   dm::MaskJob a;
-  a.depth = buf.data(), a.depth_step = 256, a.depth_type = dm::DepthType::F32;
-  a.mask = buf.data(), a.mask_step = 256, a.mask_type = dm::MaskType::U8;
-  a.out = buf.data(), a.out_step = 256, a.rows = 31, a.cols = 33;
+  a.depth = {buf.data(), 256}, a.depth_type = dm::DepthType::F32;
+  a.mask = {buf.data(), 256}, a.mask_type = dm::MaskType::U8;
+  a.out = {buf.data(), 256}, a.rows = 31, a.cols = 33;
   const dm::MaskParams p;
   const auto rejects = [&](std::vector<dm::MaskJob> jobs, const char* what) {
     try {
@@ -464,7 +464,7 @@ TEST(MaskBatch, RejectsMismatchedOrOversizedBatches) {
   EXPECT_THROW(dm::launch_mask_batch(&a, -1, p, nullptr), std::invalid_argument);
   EXPECT_THROW(dm::launch_mask_batch(nullptr, 2, p, nullptr), std::invalid_argument);
   dm::MaskJob bad = a;
-  bad.out = nullptr;
+  bad.out.data = nullptr;
   EXPECT_THROW(dm::launch_mask_batch(std::vector<dm::MaskJob>{a, bad}.data(), 2, p, nullptr), std::invalid_argument);
   EXPECT_NO_THROW(dm::launch_mask_batch(nullptr, 0, p, nullptr));  // nothing to do
 }

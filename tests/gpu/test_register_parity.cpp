@@ -167,10 +167,10 @@ TEST_P(RegisterParity, GpuEqualsCpuExactly) {
     // its DMA lands), which does not order with a non-blocking stream: wait for them before launching.
     DM_CUDA_OK(cudaDeviceSynchronize());
     dm::RegisterJob job;
-    job.depth = d.roi(), job.depth_step = d.pitch();
+    job.depth = {d.roi(), d.pitch()};
     job.depth_type = dtype == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
     job.depth_rows = dsize.height, job.depth_cols = dsize.width;
-    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = {reinterpret_cast<float*>(o.roi()), o.pitch()};
     job.out_rows = tsize.height, job.out_cols = tsize.width;
     if (op == Op::Resample)
       dm::launch_resample(job, v.map, dm::decode_with_scale(scale), stream.get());
@@ -287,9 +287,9 @@ void check_apc_on_gpu(const std::filesystem::path& scene, const dm::CameraGeomet
     DM_CUDA_OK(d.upload(pair.raw_decoded));
     DM_CUDA_OK(cudaDeviceSynchronize());  // the upload ran on the legacy stream: see GpuEqualsCpuExactly
     dm::RegisterJob job;
-    job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::U16;
+    job.depth = {d.roi(), d.pitch()}, job.depth_type = dm::DepthType::U16;
     job.depth_rows = pair.raw_decoded.rows, job.depth_cols = pair.raw_decoded.cols;
-    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = {reinterpret_cast<float*>(o.roi()), o.pitch()};
     job.out_rows = gold.rows, job.out_cols = gold.cols;
     dm::launch_reproject(job, params, decode, stream.get());
     DM_CUDA_OK(cudaStreamSynchronize(stream.get()));
@@ -352,9 +352,9 @@ TEST(ResampleIndexParity, GpuReadsTheSameSourcePixelAsTheCpu) {
     DM_CUDA_OK(o.status());
     DM_CUDA_OK(d.upload(depth));
     dm::RegisterJob job;
-    job.depth = d.roi(), job.depth_step = d.pitch(), job.depth_type = dm::DepthType::F32;
+    job.depth = {d.roi(), d.pitch()}, job.depth_type = dm::DepthType::F32;
     job.depth_rows = dsize.height, job.depth_cols = dsize.width;
-    job.out = reinterpret_cast<float*>(o.roi()), job.out_step = o.pitch();
+    job.out = {reinterpret_cast<float*>(o.roi()), o.pitch()};
     job.out_rows = tsize.height, job.out_cols = tsize.width;
     dm::launch_resample(job, map, dm::decode_with_scale(0.001f), nullptr);
     DM_CUDA_OK(cudaDeviceSynchronize());

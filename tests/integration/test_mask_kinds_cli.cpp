@@ -70,10 +70,10 @@ TEST(CliMaskKinds, ErodeFractionAndInvalidValuesReachTheRule) {
     ASSERT_EQ(depth.type(), CV_16UC1);
     cv::Mat want(depth.size(), CV_32FC1);
     depthmask::MaskJob job;
-    job.depth = depth.data, job.depth_step = depth.step[0], job.depth_type = depthmask::DepthType::U16;
-    job.mask = mask.data, job.mask_step = mask.step[0];
+    job.depth = {depth.data, depth.step[0]}, job.depth_type = depthmask::DepthType::U16;
+    job.mask = {mask.data, mask.step[0]};
     job.mask_type = mask.type() == CV_8UC1 ? depthmask::MaskType::U8 : depthmask::MaskType::U16;
-    job.out = want.ptr<float>(), job.out_step = want.step[0], job.rows = depth.rows, job.cols = depth.cols;
+    job.out = {want.ptr<float>(), want.step[0]}, job.rows = depth.rows, job.cols = depth.cols;
     depthmask::mask_cpu(job, p);
     const cv::Mat got = dmcli::read_tiff(tmp / "out" / (id + ".tiff"));
     EXPECT_EQ(dmcli::count_differences(got, want), 0u);
@@ -81,7 +81,7 @@ TEST(CliMaskKinds, ErodeFractionAndInvalidValuesReachTheRule) {
     depthmask::MaskParams plain = p;
     plain.erode = 0;
     cv::Mat uneroded(depth.size(), CV_32FC1);
-    job.out = uneroded.ptr<float>();
+    job.out.data = uneroded.ptr<float>();
     depthmask::mask_cpu(job, plain);
     EXPECT_LT(cv::countNonZero(got), cv::countNonZero(uneroded));
     EXPECT_GT(cv::countNonZero(got), 0);

@@ -47,11 +47,11 @@ inline ::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat
 inline cv::Mat mask_cpu_gold(const cv::Mat& depth, const cv::Mat& mask, const depthmask::MaskParams& p) {
   cv::Mat out(depth.size(), CV_32FC1, cv::Scalar(777.0f));
   depthmask::MaskJob job;
-  job.depth = depth.data, job.depth_step = depth.step[0];
+  job.depth = {depth.data, depth.step[0]};
   job.depth_type = depth.type() == CV_16UC1 ? depthmask::DepthType::U16 : depthmask::DepthType::F32;
-  job.mask = mask.data, job.mask_step = mask.step[0];
+  job.mask = {mask.data, mask.step[0]};
   job.mask_type = mask.type() == CV_8UC1 ? depthmask::MaskType::U8 : depthmask::MaskType::U16;
-  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = depth.rows, job.cols = depth.cols;
+  job.out = {out.ptr<float>(), out.step[0]}, job.rows = depth.rows, job.cols = depth.cols;
   depthmask::mask_cpu(job, p);
   return out;
 }

@@ -21,10 +21,10 @@ namespace dmtest {
 // A registration job reading `depth` (CV_16UC1 or CV_32FC1) and writing `out` (CV_32FC1), host memory.
 inline depthmask::RegisterJob register_job(const cv::Mat& depth, cv::Mat& out) {
   depthmask::RegisterJob j;
-  j.depth = depth.data, j.depth_step = depth.step[0];
+  j.depth = {depth.data, depth.step[0]};
   j.depth_type = depth.type() == CV_16UC1 ? depthmask::DepthType::U16 : depthmask::DepthType::F32;
   j.depth_rows = depth.rows, j.depth_cols = depth.cols;
-  j.out = out.ptr<float>(), j.out_step = out.step[0], j.out_rows = out.rows, j.out_cols = out.cols;
+  j.out = {out.ptr<float>(), out.step[0]}, j.out_rows = out.rows, j.out_cols = out.cols;
   return j;
 }
 

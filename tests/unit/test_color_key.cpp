@@ -158,10 +158,10 @@ void check_cpu_loop(int mask_cv_type) {
   dm::MaskParams p;
   p.label_count = 1, p.labels[0] = 2, p.invert = true;  // mask test: mask != 2
   dm::ColorKeyJob job;
-  job.mask = mask.data, job.mask_step = mask.step[0];
+  job.mask = {mask.data, mask.step[0]};
   job.mask_type = sizeof(MaskT) == 1 ? dm::MaskType::U8 : dm::MaskType::U16;
-  job.color = color.data, job.color_step = color.step[0];
-  job.out = out.data, job.out_step = out.step[0];
+  job.color = {color.data, color.step[0]};
+  job.out = {out.data, out.step[0]};
   job.rows = h, job.cols = w;
   dm::color_key_cpu(job, p, k);
 
@@ -190,14 +190,14 @@ TEST(ColorKeyCpu, RoiWithSixteenBitMask) { check_cpu_loop<uint16_t>(CV_16UC1); }
 TEST(ColorKeyCpu, RejectsBadJobsAndKeys) {
   uint8_t mask[4] = {}, color[12] = {}, out[4] = {};
   dm::ColorKeyJob job;
-  job.mask = mask, job.mask_step = 4, job.color = color, job.color_step = 12, job.out = out, job.out_step = 4;
+  job.mask = {mask, 4}, job.color = {color, 12}, job.out = {out, 4};
   job.rows = 1, job.cols = 4;
   EXPECT_NO_THROW(dm::color_key_cpu(job, dm::MaskParams{}, dm::ColorKey{}));
   dm::ColorKeyJob short_color = job;
-  short_color.color_step = 11;
+  short_color.color.step = 11;
   EXPECT_THROW(dm::color_key_cpu(short_color, dm::MaskParams{}, dm::ColorKey{}), std::invalid_argument);
   dm::ColorKeyJob no_out = job;
-  no_out.out = nullptr;
+  no_out.out.data = nullptr;
   EXPECT_THROW(dm::color_key_cpu(no_out, dm::MaskParams{}, dm::ColorKey{}), std::invalid_argument);
   EXPECT_THROW(dm::color_key_cpu(job, dm::MaskParams{}, key(0, 180, 0, 255, 0, 255)), std::invalid_argument);
   dm::ColorKeyJob empty;

@@ -288,8 +288,8 @@ TEST(Backproject, CpuLoopEqualsTheRulePixelByPixel) {
     depth.at<float>(i) = (i % 5 == 0) ? 0.0f : 0.3f + 0.01f * static_cast<float>(i);
   cv::Mat xyz(depth.size(), CV_32FC3, cv::Scalar(7, 7, 7));
   dm::BackprojectJob job;
-  job.depth = depth.ptr<float>(), job.depth_step = depth.step[0];
-  job.xyz = xyz.ptr<float>(), job.xyz_step = xyz.step[0];
+  job.depth = {depth.ptr<float>(), depth.step[0]};
+  job.xyz = {xyz.ptr<float>(), xyz.step[0]};
   job.rows = depth.rows, job.cols = depth.cols;
   job.k = dm::make_pinhole(300.5, 301.25, 15.3, 16.7);
   dm::backproject_cpu(job);
@@ -309,7 +309,7 @@ TEST(Backproject, JobValidation) {
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::backproject_cpu(job); }), "intrinsics"));
   float d[4] = {}, x[12] = {};
   job.k = dm::make_pinhole(1, 1, 0, 0);
-  job.depth = d, job.depth_step = 8, job.xyz = x, job.xyz_step = 12;  // a row of 2 points needs 24 bytes
+  job.depth = {d, 8}, job.xyz = {x, 12};  // a row of 2 points needs 24 bytes
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::backproject_cpu(job); }), "shorter"));
   job.rows = 0;
   EXPECT_NO_THROW(dm::backproject_cpu(job));

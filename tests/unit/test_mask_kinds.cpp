@@ -54,11 +54,11 @@ dm::Config config_with(const std::vector<std::string>& sets) {
 cv::Mat run_cpu(const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams& p) {
   cv::Mat out(depth.size(), CV_32FC1, cv::Scalar(12345.0f));
   dm::MaskJob job;
-  job.depth = depth.data, job.depth_step = depth.step[0];
+  job.depth = {depth.data, depth.step[0]};
   job.depth_type = depth.type() == CV_16UC1 ? dm::DepthType::U16 : dm::DepthType::F32;
-  job.mask = mask.data, job.mask_step = mask.step[0];
+  job.mask = {mask.data, mask.step[0]};
   job.mask_type = mask.type() == CV_8UC1 ? dm::MaskType::U8 : dm::MaskType::U16;
-  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = depth.rows, job.cols = depth.cols;
+  job.out = {out.ptr<float>(), out.step[0]}, job.rows = depth.rows, job.cols = depth.cols;
   dm::mask_cpu(job, p);
   return out;
 }

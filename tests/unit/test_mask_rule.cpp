@@ -9,6 +9,7 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/frame.h"
+#include "depthmask/kernels/image_view.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_rule.h"
 
@@ -44,9 +45,9 @@ cv::Mat run_cpu_loop(const dm::MaskParams& p, int tasks = 0) {
   cv::Mat mask(5, 5, CV_8UC1, const_cast<uint8_t*>(&kMask[0][0]));
   cv::Mat out(5, 5, CV_32FC1, cv::Scalar(12345.0f));
   dm::MaskJob job;
-  job.depth = depth.data, job.depth_step = depth.step[0], job.depth_type = dm::DepthType::U16;
-  job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
-  job.out = out.ptr<float>(), job.out_step = out.step[0], job.rows = 5, job.cols = 5;
+  job.depth = {depth.data, depth.step[0]}, job.depth_type = dm::DepthType::U16;
+  job.mask = {mask.data, mask.step[0]}, job.mask_type = dm::MaskType::U8;
+  job.out = {out.ptr<float>(), out.step[0]}, job.rows = 5, job.cols = 5;
   dm::mask_cpu(job, p, tasks);
   return out;
 }
@@ -175,25 +176,61 @@ TEST(MaskRule, CpuLoopGivesTheSameGridForEveryTaskCount) {
   EXPECT_THROW(run_cpu_loop(base_params(), -1), std::invalid_argument);
 }
 
+// The one plane type of every job: rows by byte steps, bands from a row, typed views, and the
+// conversions a job's planes need (mutable to const, typed to type-erased).
+TEST(MaskJobPlane, RowsBandsViewsAndConversions) {
+  alignas(4) uint8_t bytes[3 * 12] = {};
+  const dm::Plane<uint8_t> p{bytes, 12};
+  EXPECT_EQ(p.row(2), bytes + 24);
+  EXPECT_EQ(p.from_row(1).row(1), bytes + 24);
+  EXPECT_EQ(p.from_row(1).step, 12u);
+  const dm::Plane<const void> erased = p;
+  EXPECT_EQ(erased.data, bytes);
+  EXPECT_EQ(erased.step, 12u);
+  const dm::ImageView<const uint16_t> v = erased.view<const uint16_t>(3, 6);
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(v.row(1)), bytes + 12);
+  EXPECT_EQ(v.rows, 3);
+  EXPECT_EQ(v.cols, 6);
+  const dm::Plane<const uint8_t> read_only = p;
+  EXPECT_EQ(read_only.view(3, 12).row(2), bytes + 24);
+}
+
+// check_plane(), shared by the four jobs' validate(), names the job and the plane.
+TEST(MaskJobPlane, CheckPlaneNamesTheJobAndThePlane) {
+  alignas(4) uint8_t bytes[16] = {};
+  const auto message = [](const dm::Plane<const void>& p, size_t pixel, size_t align, int cols) {
+    try {
+      dm::check_plane("some job", "depth", p, pixel, align, cols);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message({bytes, 8}, 2, 2, 4), "(no error)");
+  EXPECT_EQ(message({nullptr, 8}, 2, 2, 4), "some job: depth pointer is null");
+  EXPECT_EQ(message({bytes + 1, 8}, 2, 2, 4), "some job: depth pointer or row step is not aligned to 2 bytes");
+  EXPECT_EQ(message({bytes, 7}, 1, 1, 8), "some job: depth row step 7 bytes is shorter than a row of 8 pixels");
+}
+
 TEST(MaskJobValidation, RejectsNullPointersShortStepsAndNegativeSizes) {
   float out[4] = {};
   uint16_t depth[4] = {};
   uint8_t mask[4] = {};
   dm::MaskJob job;
-  job.depth = depth, job.depth_step = 4, job.mask = mask, job.mask_step = 2, job.out = out, job.out_step = 8;
+  job.depth = {depth, 4}, job.mask = {mask, 2}, job.out = {out, 8};
   job.rows = 2, job.cols = 2;
   EXPECT_NO_THROW(dm::validate(job));
   dm::MaskJob bad = job;
-  bad.mask = nullptr;
+  bad.mask.data = nullptr;
   EXPECT_THROW(dm::validate(bad), std::invalid_argument);
   bad = job;
-  bad.out_step = 4;  // shorter than 2 floats
+  bad.out.step = 4;  // shorter than 2 floats
   EXPECT_THROW(dm::validate(bad), std::invalid_argument);
   bad = job;
   bad.rows = -1;
   EXPECT_THROW(dm::validate(bad), std::invalid_argument);
   bad = job;
   bad.rows = 0;
-  bad.depth = nullptr;  // an empty job needs no pointers
+  bad.depth.data = nullptr;  // an empty job needs no pointers
   EXPECT_NO_THROW(dm::mask_cpu(bad, base_params()));
 }

@@ -388,14 +388,14 @@ TEST(RegisterArgs, BadJobsAndParametersThrow) {
   const dm::ResampleMap m = dm::resample_map_sizes(4, 4, 4, 4);
   const dm::DepthDecode dec{0.001f};
   dm::RegisterJob j = dmtest::register_job(d, out);
-  j.out = nullptr;
+  j.out.data = nullptr;
   EXPECT_TRUE(
       Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "target pointer is null"));
   j = dmtest::register_job(d, out);
-  j.depth_step = 6;
+  j.depth.step = 6;
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "shorter than a row"));
   j = dmtest::register_job(d, out);
-  j.out = reinterpret_cast<float*>(out.data + 2);
+  j.out.data = reinterpret_cast<float*>(out.data + 2);
   EXPECT_TRUE(Contains(message_of<std::invalid_argument>([&] { dm::resample_cpu(j, m, dec); }), "not aligned"));
   j = dmtest::register_job(d, out);
   j.depth_rows = -1;
@@ -426,7 +426,7 @@ TEST(RegisterArgs, BadJobsAndParametersThrow) {
 TEST(RegisterArgs, EmptySourceGivesAnEmptyTargetAndEmptyTargetIsANoOp) {
   cv::Mat out(3, 5, CV_32FC1, cv::Scalar(9.0f));
   dm::RegisterJob j;
-  j.out = out.ptr<float>(), j.out_step = out.step[0], j.out_rows = 3, j.out_cols = 5;
+  j.out = {out.ptr<float>(), out.step[0]}, j.out_rows = 3, j.out_cols = 5;
   dm::resample_cpu(j, dm::ResampleMap{}, dm::DepthDecode{});
   EXPECT_EQ(cv::countNonZero(out), 0);
   out.setTo(9.0f);
@@ -564,9 +564,9 @@ TEST(RegistrationFrameSlot, CpuBackendRegistersThenMasksWithoutAllocatingPerFram
     cv::Mat reg(mask.size(), CV_32FC1), want(mask.size(), CV_32FC1);
     dm::reproject_cpu(dmtest::register_job(depth, reg), dm::reproject_params(g), dm::depth_decode(p));
     dm::MaskJob job;
-    job.depth = reg.data, job.depth_step = reg.step[0], job.depth_type = dm::DepthType::F32;
-    job.mask = mask.data, job.mask_step = mask.step[0], job.mask_type = dm::MaskType::U8;
-    job.out = want.ptr<float>(), job.out_step = want.step[0], job.rows = mask.rows, job.cols = mask.cols;
+    job.depth = {reg.data, reg.step[0]}, job.depth_type = dm::DepthType::F32;
+    job.mask = {mask.data, mask.step[0]}, job.mask_type = dm::MaskType::U8;
+    job.out = {want.ptr<float>(), want.step[0]}, job.rows = mask.rows, job.cols = mask.cols;
     dm::mask_cpu(job, dm::registered_mask_params(p, true));
     ASSERT_EQ(slot.out().size(), mask.size());
     EXPECT_TRUE(dmtest::SameBits(slot.out(), want));

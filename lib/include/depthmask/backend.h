@@ -2,8 +2,9 @@
 //
 // One interface (rmm style: public non-virtual entry points, private virtual hooks) and one small
 // class per strategy — copy, zero_copy, managed, cpu — chosen by make_backend(). The pipeline never
-// asks which concrete backend it has: it asks whether masking runs on the device and tells buffers
-// which side needs fresh data.
+// asks which concrete backend it has: it asks the properties below (whether passes run on the device,
+// whether kernels read host memory), offers a frame to the backend's own masking schedule when it
+// has one, and tells buffers which side needs fresh data.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,9 @@ struct CUstream_st;
 namespace depthmask {
 
 class MemoryBackend;
+class Buffer;
+struct MaskJob;     // depthmask/kernels/mask_kernel.h
+struct MaskParams;  // depthmask/kernels/mask_rule.h
 
 // Where the fresh copy of a buffer's bytes is (the idea of Caffe's SyncedMemory heads).
 enum class Head { Uninitialized, AtHost, AtDevice, Synced };
@@ -90,6 +94,22 @@ class Buffer {
   Head head_ = Head::Uninitialized;
 };
 
+// A backend's own schedule for one frame's masking pass (the copy backend's row bands: the uploads,
+// kernels and downloads of a frame's bands overlap). Made by MemoryBackend::make_mask_schedule(), one
+// per frame slot (it holds the slot's extra stream and events); used from that slot's thread only.
+class MaskSchedule {
+ public:
+  virtual ~MaskSchedule() = default;
+  // Enqueues the whole masking pass of `job` — the uploads of depth and mask, the kernel, the download
+  // of out — on `stream` (and makes `stream` wait for anything it puts elsewhere), leaves the three
+  // buffers synced and returns true; or enqueues nothing and returns false when the frame does not
+  // suit the schedule (the caller then runs the plain pass). `job` holds the buffers' device planes.
+  // `bands`: what the caller asked for (FrameSlot::set_copy_bands: 0 = by size, 1 = never split,
+  // n = n row bands). Call inside run_and_wait().
+  virtual bool enqueue(const MaskJob& job, const MaskParams& params, Buffer& depth, Buffer& mask, Buffer& out,
+                       int bands, CUstream_st* stream) = 0;
+};
+
 struct AllocationStats {
   uint64_t allocations = 0;  // allocate() calls that reached the platform allocator
   uint64_t deallocations = 0;
@@ -120,6 +140,14 @@ class MemoryBackend {
   virtual bool device_executes() const = 0;
   // True when host and device views are one memory (no copies needed).
   virtual bool shares_memory() const = 0;
+  // True when kernels read and write the buffers where they live in host memory, across the bus
+  // (zero_copy's mapped pinned memory): every byte a kernel touches crosses the interconnect, so a
+  // kernel walk that reads less wins there (mask_variants.h: mapped_mask_kernel_variant()). False
+  // where kernels work on device memory (copy; managed, whose pages migrate) and for cpu.
+  virtual bool kernels_read_host_memory() const { return false; }
+  // The backend's own schedule for a frame's masking pass (MaskSchedule), one per frame slot; null
+  // (the default) when it has none and every frame takes the plain pass. The copy backend's row bands.
+  virtual std::unique_ptr<MaskSchedule> make_mask_schedule() { return nullptr; }
   // False when the CPU must not touch this backend's memory while any kernel runs (unified memory
   // without concurrent managed access: pre-Pascal GPUs, Tegra before Thor): frames then go one at a time.
   virtual bool host_access_during_kernels() const { return true; }

@@ -22,7 +22,7 @@ namespace depthmask {
 // otherwise OpenCV's own allocator is used and the slot copies once). Defined in frame.cpp.
 class BufferMatAllocator;
 namespace detail {
-class ChunkedMask;
+class PassRunner;
 }
 
 // Bounds on an input file, checked before it is read and before it is decoded (the size its image
@@ -72,11 +72,14 @@ class FrameSlot {
   // backend buffers. Same checks as load().
   void set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color = cv::Mat());
 
-  // Runs the masking pass on the backend (GPU kernel or CPU loop) and leaves the result in out(),
-  // ready to read on the host. With registration, out() is on the mask's grid. On the copy backend a
-  // large enough frame goes in row bands whose uploads, kernels and downloads overlap.
+  // Runs the masking pass on the backend (GPU kernel or CPU loop, as detail::PassRunner decides for
+  // every pass of the frame) and leaves the result in out(), ready to read on the host. With
+  // registration, out() is on the mask's grid. A backend with its own schedule for the pass
+  // (MemoryBackend::make_mask_schedule) gets the frame first: on the copy backend a large enough frame
+  // goes in row bands whose uploads, kernels and downloads overlap.
   void run_mask(const MaskParams& params);
-  // Row bands for the copy backend: 0 = by size (the default), 1 = never split, n = n bands (at most 16).
+  // Row bands for the copy backend's schedule: 0 = by size (the default), 1 = never split, n = n bands
+  // (at most 16).
   void set_copy_bands(int bands) { copy_bands_ = bands; }
   // Bands of the CPU loop (mask_cpu's `tasks`): 0 = oneTBB's split (the default), n = exactly n.
   void set_cpu_tasks(int tasks) { cpu_tasks_ = tasks; }
@@ -121,9 +124,8 @@ class FrameSlot {
     MaskParams params;
   };
   MaskPlane mask_plane(const MaskParams& params);
-  // The key pass into key_buf_: enqueued on stream() (device backends; call inside run_and_wait) or
-  // run by the CPU loop. Nothing without a key.
-  void run_color_key(const MaskParams& params);
+  // The key pass into key_buf_, one of `passes`' (inside passes.run()). Nothing without a key.
+  void run_color_key(const detail::PassRunner& passes, const MaskParams& params);
 
   MemoryBackend* backend_;
   StreamHandle stream_;
@@ -142,7 +144,7 @@ class FrameSlot {
   int copy_bands_ = 0;
   int cpu_tasks_ = 0;
   InputLimits limits_;
-  std::unique_ptr<detail::ChunkedMask> chunked_;  // made at the first frame that is split
+  std::unique_ptr<MaskSchedule> schedule_;  // the backend's own schedule (copy: row bands), made at the first frame
 };
 
 // Reads an image file's bytes within `limits`: its size before reading (input.max_file_bytes), the

@@ -1,7 +1,9 @@
 // copy: device buffers (cudaMalloc) + pinned host staging (detail/pinned_host.h); async H2D/D2H on
 // the backend's stream. Best on discrete GPUs, where the kernel then reads HBM instead of the bus.
+// Large frames go in row bands whose uploads, kernels and downloads overlap (backends/copy_bands.h).
 #include <spdlog/spdlog.h>
 
+#include "backends/copy_bands.h"
 #include "depthmask/errors.h"
 #include "detail/backends.h"
 #include "detail/gpu_backend.h"
@@ -16,6 +18,7 @@ class CopyBackend final : public GpuBackend {
   explicit CopyBackend(const DeviceInfo& dev)
       : GpuBackend(BackendKind::Copy, dev), register_host_(host_register_supported(dev.index)) {}
   bool shares_memory() const override { return false; }
+  std::unique_ptr<MaskSchedule> make_mask_schedule() override { return std::make_unique<CopyBands>(*this); }
   std::string describe() const override { return "copy: device buffers + pinned staging on " + on_device(); }
 
  private:

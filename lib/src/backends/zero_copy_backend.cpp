@@ -20,6 +20,7 @@ class ZeroCopyBackend final : public GpuBackend {
                                                                    << ") reports canMapHostMemory = 0; use 'copy'");
   }
   bool shares_memory() const override { return true; }
+  bool kernels_read_host_memory() const override { return true; }
   std::string describe() const override { return "zero_copy: mapped pinned host memory on " + on_device(); }
 
  private:

@@ -58,13 +58,11 @@ DM_HD inline void backproject_pixel(int u, int v, float z, float invalid, const 
 }
 
 // One frame: a CV_32FC1-like depth plane (metres, the masking pass's output) in, an XYZ plane of three
-// floats per pixel out. Steps in bytes; both planes rows x cols. For the GPU launcher the pointers
-// must be device-accessible (device, mapped or managed memory).
+// floats per pixel out (planes: image_view.h). Steps in bytes; both planes rows x cols. For the GPU
+// launcher the pointers must be device-accessible (device, mapped or managed memory).
 struct BackprojectJob {
-  const float* depth = nullptr;
-  size_t depth_step = 0;
-  float* xyz = nullptr;
-  size_t xyz_step = 0;
+  Plane<const float> depth;
+  Plane<float> xyz;
   int rows = 0;
   int cols = 0;
   float invalid = 0.0f;  // output.invalid: pixels holding it are not points

@@ -93,17 +93,14 @@ DM_HD inline uint8_t color_key_test(MaskT mask, const uint8_t* bgr, const MaskPa
   return (mask_keeps(mask, p) && color_key_keeps(bgr[0], bgr[1], bgr[2], k)) ? 255 : 0;
 }
 
-// One frame of the key pass. mask (8- or 16-bit) and color (3 interleaved bytes B, G, R per pixel,
-// CV_8UC3) are read, out (8-bit) is written; all rows x cols. Steps are in bytes. For the GPU
-// launcher the pointers must be device-accessible.
+// One frame of the key pass (planes: image_view.h). mask (8- or 16-bit) and color (3 interleaved
+// bytes B, G, R per pixel, CV_8UC3) are read, out (8-bit) is written; all rows x cols. Steps are in
+// bytes. For the GPU launcher the pointers must be device-accessible.
 struct ColorKeyJob {
-  const void* mask = nullptr;
-  size_t mask_step = 0;
+  Plane<const void> mask;
   MaskType mask_type = MaskType::U8;
-  const uint8_t* color = nullptr;
-  size_t color_step = 0;
-  uint8_t* out = nullptr;
-  size_t out_step = 0;
+  Plane<const uint8_t> color;
+  Plane<uint8_t> out;
   int rows = 0;
   int cols = 0;
 };

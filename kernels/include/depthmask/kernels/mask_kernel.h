@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "depthmask/kernels/image_view.h"
 #include "depthmask/kernels/mask_rule.h"
 
 struct CUstream_st;
@@ -16,18 +17,19 @@ namespace depthmask {
 enum class DepthType { U16, F32 };
 enum class MaskType { U8, U16 };
 
-// One frame's worth of pointers. Depth and mask are read, out (float32 metres) is written; all three
-// must have rows x cols pixels. Steps are in bytes, so ROIs of larger images are fine. For the GPU
-// launcher the pointers must be device-accessible (device, mapped or managed memory).
+// Bytes per pixel of each type.
+inline size_t pixel_bytes(DepthType t) { return t == DepthType::U16 ? 2 : 4; }
+inline size_t pixel_bytes(MaskType t) { return t == MaskType::U8 ? 1 : 2; }
+
+// One frame's worth of planes (image_view.h). Depth and mask are read, out (float32 metres) is
+// written; all three have rows x cols pixels. Steps are in bytes, so ROIs of larger images are fine.
+// For the GPU launcher the pointers must be device-accessible (device, mapped or managed memory).
 struct MaskJob {
-  const void* depth = nullptr;
-  size_t depth_step = 0;
+  Plane<const void> depth;
   DepthType depth_type = DepthType::U16;
-  const void* mask = nullptr;
-  size_t mask_step = 0;
+  Plane<const void> mask;
   MaskType mask_type = MaskType::U8;
-  float* out = nullptr;
-  size_t out_step = 0;
+  Plane<float> out;
   int rows = 0;
   int cols = 0;
 };

@@ -22,13 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
-#include <type_traits>
 
-#if defined(__CUDACC__)
-#define DM_HD __host__ __device__
-#else
-#define DM_HD
-#endif
+#include "depthmask/kernels/image_view.h"  // DM_HD, and the image handles every job uses
 
 namespace depthmask {
 
@@ -70,22 +65,6 @@ struct MaskParams {
   // around it passes the mask test; outside the image counts as passing (as cv::erode's default
   // border), so objects cut by the image edge are not eaten from that edge.
   int32_t erode = 0;
-};
-
-// A 2-D image view: pointer, row step in bytes, rows, cols. Non-owning, trivially copyable; works
-// for host, mapped and device memory alike, and for ROIs of larger (pitched) images.
-template <class T>
-struct ImageView {
-  T* data = nullptr;
-  size_t step = 0;  // bytes between the starts of consecutive rows
-  int rows = 0;
-  int cols = 0;
-
-  DM_HD T* row(int y) const {
-    return reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(const_cast<std::remove_cv_t<T>*>(data)) +
-                                static_cast<size_t>(y) * step);
-  }
-  DM_HD bool empty() const { return data == nullptr || rows <= 0 || cols <= 0; }
 };
 
 // Sets scale and range, deriving the 16-bit bounds in double precision: a raw value r is in range

@@ -232,17 +232,16 @@ inline constexpr uint32_t kZBufferEmpty = 0x7f800000u;
 // ---------------------------------------------------------------------------------------------------
 // Jobs and launchers.
 
-// One registration: a source depth image (any size) and a float target on the mask grid. Steps are in
-// bytes (ROIs and pitched images are fine). For the GPU launchers the pointers must be
-// device-accessible (device, mapped or managed memory); the target must not overlap the source.
+// One registration: a source depth image (any size) and a float target on the mask grid (planes:
+// image_view.h). Steps are in bytes (ROIs and pitched images are fine). For the GPU launchers the
+// pointers must be device-accessible (device, mapped or managed memory); the target must not overlap
+// the source.
 struct RegisterJob {
-  const void* depth = nullptr;
-  size_t depth_step = 0;
+  Plane<const void> depth;
   DepthType depth_type = DepthType::U16;
   int depth_rows = 0;
   int depth_cols = 0;
-  float* out = nullptr;
-  size_t out_step = 0;
+  Plane<float> out;
   int out_rows = 0;
   int out_cols = 0;
 };
