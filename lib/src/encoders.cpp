@@ -421,7 +421,7 @@ fs::path output_stem(const OutputConfig& out, const FrameEntry& f, const fs::pat
   const fs::path rel = (f.relative.empty() ? f.depth.lexically_relative(input_root) : f.relative).lexically_normal();
   bool escapes = rel.empty() || rel.is_absolute() || !rel.has_filename();
   for (const auto& part : rel) escapes = escapes || part == "..";
-  DM_EXPECT(!escapes, OutputError,
+  DM_EXPECT(!escapes, ConfigError,
             "output.layout mirror: depth file '" << f.depth.string() << "' is not under input.root '"
                                                  << input_root.string() << "', so its folders cannot be mirrored");
   return out.dir / rel.parent_path() / rel.stem();

@@ -141,7 +141,7 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
   auto refuse = [&](const fs::path& out, const fs::path& canonical, const std::string& frame) {
     const auto hit = inputs.find(canonical);
     if (hit == inputs.end()) return;
-    throw OutputError("output '" + out.string() + "'" + (frame.empty() ? "" : " of frame " + frame) +
+    throw ConfigError("output '" + out.string() + "'" + (frame.empty() ? "" : " of frame " + frame) +
                       " would overwrite the input file '" + hit->first.string() + "'" +
                       (hit->second.empty() ? "" : " of frame " + hit->second) +
                       "; choose an output.dir that holds no input files");
@@ -155,7 +155,7 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
     fs::path stem;
     try {
       stem = output_stem(c.output, f, c.input.root);
-    } catch (const OutputError&) {
+    } catch (const ConfigError&) {
       continue;  // a frame mirror cannot place fails on its own, when it is written
     }
     for (const std::string& ext : exts) {
@@ -213,7 +213,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
   for (const auto& inst : f.instances) inputs.push_back(canonical_or_self(inst.second));
   for (const auto& file : files) {
     const fs::path p = canonical_or_self(file.first);
-    DM_EXPECT(std::find(inputs.begin(), inputs.end(), p) == inputs.end(), OutputError,
+    DM_EXPECT(std::find(inputs.begin(), inputs.end(), p) == inputs.end(), ConfigError,
               "output '" << file.first.string()
                          << "' would overwrite an input file of this frame; choose another output.dir");
   }

@@ -494,7 +494,7 @@ TEST(FrameWriter, RefusesToOverwriteAnInput) {
   dmtest::write_text(f.depth, "the input");
   slot.run_mask(dm::mask_params(c));
   dm::FrameWriter w(c, *be);
-  EXPECT_TRUE(Contains(message_of<dm::OutputError>([&] { w.write(f, slot); }), "would overwrite an input"));
+  EXPECT_TRUE(Contains(message_of<dm::ConfigError>([&] { w.write(f, slot); }), "would overwrite an input"));
   EXPECT_EQ(text_of(f.depth), "the input");
 }
 
@@ -518,7 +518,7 @@ TEST(OutputLayout, FlatUsesTheIdMirrorTheInputsFoldersAndNames) {
   EXPECT_EQ(dm::output_stem(o, f, "/data"), fs::path("/out/seq1/depth/frame-000003.depth"));
   EXPECT_EQ(dm::output_stem(o, f, "/data/seq1"), fs::path("/out/depth/frame-000003.depth"));
   // A depth file outside input.root cannot be mirrored into the output folder.
-  const std::string msg = message_of<dm::OutputError>([&] { dm::output_stem(o, f, "/elsewhere"); });
+  const std::string msg = message_of<dm::ConfigError>([&] { dm::output_stem(o, f, "/elsewhere"); });
   EXPECT_TRUE(Contains(msg, "not under input.root"));
   EXPECT_TRUE(Contains(msg, f.depth.string()));
 }

@@ -275,13 +275,13 @@ TEST(OutputsSpareInputs, AnOutputThatIsAnInputIsRefusedAtTheStart) {
   c.output.dir = tmp.path();
   c.output.formats = {dm::OutputFormat::Tiff};
   const dm::DatasetListing listing = dm::list_frames(c.input);
-  const std::string msg = message_of<dm::OutputError>([&] { dm::check_outputs_spare_inputs(c, listing); });
+  const std::string msg = message_of<dm::ConfigError>([&] { dm::check_outputs_spare_inputs(c, listing); });
   EXPECT_TRUE(Contains(msg, "output '" + (tmp / "0.tiff").string() + "' of frame 0 would overwrite the input file"));
   EXPECT_TRUE(Contains(msg, "choose an output.dir"));
   // Through a link to the input folder too.
   fs::create_directory_symlink(tmp.path(), tmp / "link");
   c.output.dir = tmp / "link";
-  EXPECT_THROW(dm::check_outputs_spare_inputs(c, listing), dm::OutputError);
+  EXPECT_THROW(dm::check_outputs_spare_inputs(c, listing), dm::ConfigError);
   // Another format, or another folder, writes nothing over the inputs.
   c.output.formats = {dm::OutputFormat::Npy, dm::OutputFormat::Json};
   EXPECT_NO_THROW(dm::check_outputs_spare_inputs(c, listing));
@@ -305,7 +305,7 @@ TEST(OutputsSpareInputs, TheRunStopsBeforeWritingAnything) {
   const auto before = fs::last_write_time(tmp / "0.tiff");
   auto backend = cpu_backend();
   const dm::BackendChoice choice{dm::BackendKind::Cpu, 0, "test", false};
-  EXPECT_THROW(dm::run_batch(c, *backend, choice, nullptr, nullptr), dm::OutputError);
+  EXPECT_THROW(dm::run_batch(c, *backend, choice, nullptr, nullptr), dm::ConfigError);
   EXPECT_EQ(fs::last_write_time(tmp / "0.tiff"), before);
   EXPECT_FALSE(fs::exists(tmp / dm::kManifestName));
 }

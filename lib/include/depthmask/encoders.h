@@ -107,7 +107,7 @@ std::filesystem::path output_path(const std::filesystem::path& dir, const std::s
 // Where frame f's outputs go, without the extension: <output.dir>/<id> (layout flat), or
 // <output.dir>/<folder of f.relative>/<depth file stem> (layout mirror: the input's folders and names,
 // e.g. seq1/depth/frame-000003.depth.png gives seq1/depth/frame-000003.depth.tiff). f.relative,
-// when empty, is the depth file relative to `input_root`. Throws OutputError when the mirrored path
+// when empty, is the depth file relative to `input_root`. Throws ConfigError when the mirrored path
 // would leave the output folder (a depth file outside input.root).
 std::filesystem::path output_stem(const OutputConfig& out, const FrameEntry& f,
                                   const std::filesystem::path& input_root);

@@ -46,7 +46,8 @@ class Backprojector {
 // Refuses, before anything is written, a configuration whose outputs would overwrite an input: any
 // frame's output file (every configured format, the preview, the sidecar) or the resume manifest that
 // is one of the listed frames' files (depth, mask, color, instance masks) or input.intrinsics.
-// Throws OutputError naming both files. FrameWriter::write() checks again per frame, through links.
+// Throws ConfigError (choose another output.dir) naming both files. FrameWriter::write() checks again
+// per frame, through links.
 void check_outputs_spare_inputs(const Config& config, const DatasetListing& listing);
 
 // Writes one frame's outputs in every configured format (and the preview), atomically, at
@@ -60,8 +61,8 @@ class FrameWriter {
   bool wants_color() const;
 
   // Writes frame f from `slot` (after run_mask). Returns the files written, paths relative to
-  // output.dir. Throws OutputError (cannot write; an output would overwrite an input), InputError
-  // (PLY without usable intrinsics), CudaError.
+  // output.dir. Throws OutputError (cannot write), ConfigError (an output would overwrite an input),
+  // InputError (PLY without usable intrinsics), CudaError.
   std::vector<OutputFile> write(const FrameEntry& f, FrameSlot& slot);
   // Gives the writer's backend buffers back (FrameSlot::release_buffers). Never throws.
   void release_buffers() noexcept { backprojector_.release_buffers(); }
