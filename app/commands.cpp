@@ -29,6 +29,7 @@ namespace {
 Config effective_config(const std::optional<std::string>& file, const std::vector<std::string>& sets,
                         std::vector<Override> flags) {
   std::vector<Override> ov;
+  ov.reserve(sets.size() + flags.size());
   for (const auto& s : sets) ov.push_back(parse_override(s));
   for (auto& f : flags) ov.push_back(std::move(f));
   std::optional<fs::path> path;

@@ -132,7 +132,7 @@ Buffer MemoryBackend::allocate(size_t bytes) {
     DM_EXPECT(limit_ == 0 || (bytes <= limit_ && stats_.live_bytes <= limit_ - bytes), ResourceError,
               "backend '" << to_string(kind_) << "': out of memory: cannot allocate " << bytes
                           << " bytes for a frame buffer: " << stats_.live_bytes << " of the " << limit_
-                          << " bytes of backend.memory_limit_mb (" << limit_ / (1024 * 1024)
+                          << " bytes of backend.memory_limit_mb (" << (limit_ >> 20)
                           << " MiB) are in use by the frames in flight");
     stats_.live_bytes += bytes;
     if (stats_.live_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.live_bytes;

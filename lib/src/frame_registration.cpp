@@ -15,7 +15,7 @@ void FrameSlot::set_registration(RegistrationMode mode, std::optional<CameraGeom
   check_registration(mode, geometry);
   if (geometry) (void)reproject_params(*geometry);  // unusable geometry fails here, not at the first frame
   registration_ = mode;
-  geometry_ = std::move(geometry);
+  geometry_ = geometry;
 }
 
 void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode mode) {

@@ -17,7 +17,7 @@ Intrinsics read_intrinsics_k_text(const std::filesystem::path& file) {
 }
 
 Intrinsics parse_intrinsics_k_text(const std::string& text, const std::string& name) {
-  const std::string file = name;
+  const std::string& file = name;
   std::istringstream in(text);
   std::vector<double> v;
   std::string line;

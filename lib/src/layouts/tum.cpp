@@ -153,6 +153,7 @@ void resolve_tum(ResolvedInput& r) {
   if (use_mask_list) {
     masks = read_tum_list(mask_list, e.input.allow_paths_outside_root);
     std::vector<double> frame_rgb_t;
+    frame_rgb_t.reserve(frame_depth.size());
     for (size_t i : frame_depth) frame_rgb_t.push_back(rgb[to_rgb[i]].t);
     to_mask = associate(frame_rgb_t, times(masks), max_diff);
     std::vector<bool> mask_used(masks.size(), false);

@@ -45,7 +45,7 @@ class LatencyHistogram {
     int e = 63 - __builtin_clzll(v);  // floor(log2 v) >= 7
     if (e > 40) return kExact + kOctaves * kSub - 1;
     const uint64_t sub = (v >> (e - 6)) & (kSub - 1);
-    return static_cast<size_t>(kExact + (e - 7) * kSub + static_cast<int>(sub));
+    return size_t{kExact} + static_cast<size_t>(e - 7) * size_t{kSub} + static_cast<size_t>(sub);
   }
   // The upper bound of bucket b (a quantile never reads low).
   static uint64_t upper(size_t b) {

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 #include <opencv2/imgproc.hpp>
 
+#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -173,7 +174,7 @@ class OpenNi2Source final : public LiveSource {
     const openni::VideoMode current = s.getVideoMode();
     const int want_w = size_.width > 0 ? size_.width : current.getResolutionX();
     const int want_h = size_.height > 0 ? size_.height : current.getResolutionY();
-    const int want_fps = fps_ > 0 ? static_cast<int>(fps_ + 0.5) : current.getFps();
+    const int want_fps = fps_ > 0 ? static_cast<int>(std::lround(fps_)) : current.getFps();
     bool found = false;
     std::string offered;
     for (int i = 0; i < modes.getSize(); ++i) {
