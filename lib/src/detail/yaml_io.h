@@ -42,7 +42,9 @@ class YamlReader {
     expect_map(prefix, map);
     for (const auto& kv : map) {
       const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      const std::string full = prefix.empty() ? k : prefix + "." + k;
+      std::string full = prefix;
+      if (!full.empty()) full += '.';
+      full += k;
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) unknown_key(prefix, full, kv.first, allowed);
       f(k, full, kv.second);
     }

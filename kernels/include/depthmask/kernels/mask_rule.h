@@ -196,7 +196,11 @@ DM_HD inline float mask_pixel(DepthT depth, MaskT mask, const MaskParams& p) {
 // gives the (2n+1)x(2n+1) window of pixel (x, y).
 DM_HD inline uint8_t erode_run(const uint8_t* first, int n, int stride) {
   uint8_t all = 1;
-  for (int k = 0; k <= 2 * n; ++k) all = static_cast<uint8_t>(all & first[k * stride]);
+  // k * stride stays inside one tile's or band's plane (n <= kMaxErode), far from int's range.
+  for (int k = 0; k <= 2 * n; ++k) {
+    // NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result)
+    all = static_cast<uint8_t>(all & first[k * stride]);
+  }
   return all;
 }
 
