@@ -71,22 +71,7 @@ dm::Intrinsics k_for(cv::Size s, double zoom = 1.0) {
 // rotated and sheared.
 std::vector<dm::CameraGeometry> geometries(cv::Size depth, cv::Size target) {
   std::vector<dm::CameraGeometry> gs(2);
-  const double apc[16] = {9.99997556e-01,
-                          1.12038769e-03,
-                          -1.88242714e-03,
-                          2.57000010e-02,
-                          -1.10958668e-03,
-                          9.99982953e-01,
-                          5.72911976e-03,
-                          -7.33263500e-04,
-                          1.88881392e-03,
-                          -5.72701730e-03,
-                          9.99981821e-01,
-                          4.27287677e-03,
-                          0,
-                          0,
-                          0,
-                          1};
+  const double(&apc)[16] = dmtest::kApcDepthToColor;
   const double a = 0.35, b = 0.6;  // radians about y, then about z
   const double ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b);
   const double turn[16] = {cb * ca, -sb, cb * sa, -0.05, sb * ca, cb, sb * sa, 0.03, -sa, 0, ca, 0.1, 0, 0, 0, 1};

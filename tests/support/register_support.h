@@ -30,6 +30,15 @@ inline depthmask::RegisterJob register_job(const cv::Mat& depth, cv::Mat& out) {
 
 // APC depth: 0.1 mm per unit once the 16-bit words are rotated back (data README).
 inline constexpr float kApcScale = 1e-4f;
+// The APC capture's depth-to-colour extrinsics (row-major 4x4, metres), for tests that need a real
+// rigid transform without the data.
+// clang-format off
+inline constexpr double kApcDepthToColor[16] = {
+    9.99997556e-01,  1.12038769e-03, -1.88242714e-03,  2.57000010e-02,
+   -1.10958668e-03,  9.99982953e-01,  5.72911976e-03, -7.33263500e-04,
+    1.88881392e-03, -5.72701730e-03,  9.99981821e-01,  4.27287677e-03,
+    0, 0, 0, 1};
+// clang-format on
 
 // The APC scene folder, or empty when the shared data is absent.
 inline std::filesystem::path apc_scene() {

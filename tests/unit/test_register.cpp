@@ -339,22 +339,7 @@ TEST(RegisterDistortion, RoundTripThroughTheForwardDistortion) {
 
 TEST(RegisterDistortion, ZeroCoefficientsChangeNothingAndTheModelMovesTheCorners) {
   const K4 kd{{477.584259, 477.584167, 314.188080, 245.884354}}, kc{{615.195190, 615.195251, 298.442688, 247.519196}};
-  const double e[16] = {9.99997556e-01,
-                        1.12038769e-03,
-                        -1.88242714e-03,
-                        2.57000010e-02,
-                        -1.10958668e-03,
-                        9.99982953e-01,
-                        5.72911976e-03,
-                        -7.33263500e-04,
-                        1.88881392e-03,
-                        -5.72701730e-03,
-                        9.99981821e-01,
-                        4.27287677e-03,
-                        0,
-                        0,
-                        0,
-                        1};
+  const double(&e)[16] = dmtest::kApcDepthToColor;
   std::mt19937 rng(9);
   std::uniform_int_distribution<int> u(300, 3000);
   cv::Mat d(480, 640, CV_16UC1);
