@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "depthmask/version.h"
 #include "depthmask/backend.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
@@ -15,6 +16,7 @@
 #include "depthmask/live.h"
 #include "depthmask/live_runner.h"
 #include "depthmask/logging.h"
+#include "depthmask/open_backend.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
@@ -45,29 +47,6 @@ std::string gib(size_t bytes) {
   return buf;
 }
 
-std::unique_ptr<MemoryBackend> start_backend(const Config& c, BackendChoice& choice) {
-  const PlatformInfo platform = probe_platform(c.backend.device);
-  choice = choose_backend(c.backend, platform);
-  if (choice.degraded) spdlog::warn("{}", choice.reason);
-  if (choice.kind != BackendKind::Cpu) {
-    const CompatVerdict& compat = platform.devices[static_cast<size_t>(choice.device)].compat;
-    if (compat.level == CompatLevel::Warn) spdlog::warn("{}", compat.message);
-  }
-  std::unique_ptr<MemoryBackend> backend;
-  try {
-    backend = make_backend(choice, platform);
-  } catch (const CudaError& e) {
-    throw PlatformError(std::string("cannot start backend '") + std::string(to_string(choice.kind)) + "': " + e.what());
-  }
-  spdlog::info("backend {} ({})", to_string(backend->kind()), choice.reason);
-  if (c.backend.memory_limit_mb > 0) {
-    backend->set_memory_limit(static_cast<size_t>(c.backend.memory_limit_mb) << 20);
-    spdlog::info("backend.memory_limit_mb: frame buffers are capped at {} MiB", c.backend.memory_limit_mb);
-  }
-  spdlog::debug("{}", backend->describe());
-  return backend;
-}
-
 }  // namespace
 
 int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
@@ -91,13 +70,12 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     return kOk;
   }
 
-  BackendChoice choice;
-  const std::unique_ptr<MemoryBackend> backend = start_backend(c, choice);
+  const OpenedBackend opened = open_backend(c);
 
   RunSummary s;
   {
     Progress progress(stderr);
-    s = run_batch(c, *backend, choice, &progress, &stop);
+    s = run_batch(c, *opened.backend, opened.choice, &progress, &stop);
   }
   const std::string done_before = s.skipped_done ? ", " + std::to_string(s.skipped_done) + " skipped (done)" : "";
   std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped%s in %.2f s (%.1f frames/s)\n", s.total, s.ok,
@@ -139,10 +117,9 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.duration) limits.duration = *o.duration;
   const SourceUri uri = parse_source_uri(c.live.source);
   const std::unique_ptr<LiveSource> source = make_live_source(uri, c);
-  BackendChoice choice;
-  const std::unique_ptr<MemoryBackend> backend = start_backend(c, choice);
+  const OpenedBackend opened = open_backend(c);
 
-  const LiveSummary s = run_live(c, *backend, *source, limits, &stop);
+  const LiveSummary s = run_live(c, *opened.backend, *source, limits, &stop);
   const char* why = s.interrupted ? "interrupted" : s.source_ended ? "source ended" : "limit reached";
   std::printf(
       "depthmask live: %llu frame(s) captured, %llu processed, %llu dropped (overflow), %llu failed in %.2f s "
@@ -158,7 +135,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
               static_cast<unsigned long long>(s.latency.max_us));
   std::printf("  source:  %s (%llu error(s), %llu reconnect(s))\n", s.source.c_str(),
               static_cast<unsigned long long>(s.source_errors), static_cast<unsigned long long>(s.reconnects));
-  std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), choice.reason.c_str());
+  std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), opened.choice.reason.c_str());
   if (c.live.output_every > 0)
     std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written),
                 c.output.dir.string().c_str());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.h"
+#include "depthmask/version.h"
 #include "depthmask/errors.h"
 #include "depthmask/logging.h"
 

@@ -18,6 +18,7 @@
 
 #include "depthmask/bench/bench.h"
 #include "depthmask/bench/scratch_dir.h"
+#include "depthmask/version.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "depthmask/errors.h"
+#include "depthmask/version.h"
 
 namespace fs = std::filesystem;
 

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli_helpers.h"
+#include "depthmask/version.h"
 #include "test_support.h"
 
 namespace {
