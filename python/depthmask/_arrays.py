@@ -47,9 +47,10 @@ class View:
     __slots__ = ("ptr", "shape", "strides", "dtype", "memory", "device", "read_only", "family", "stream", "keep")
 
     def __init__(self, ptr, shape, strides, dtype, memory, device, read_only, family, stream=None, keep=None):
+        # shape and strides: tuples of Python ints (each adapter converts what its producer gives)
         self.ptr = ptr
-        self.shape = tuple(int(s) for s in shape)
-        self.strides = tuple(int(s) for s in strides)
+        self.shape = shape
+        self.strides = strides
         self.dtype = dtype
         self.memory = memory
         self.device = device
@@ -64,11 +65,13 @@ class View:
 
     def image(self) -> n.DmImage:
         nd = len(self.shape)
-        pad = (0,) * (3 - nd)
-        return n.DmImage(
-            self.ptr, self.memory, self.device, self.dtype, nd, self.shape + pad, self.strides + pad,
-            1 if self.read_only else 0, 0,
-        )
+        im = n.DmImage(self.ptr, self.memory, self.device, self.dtype, nd)
+        shape, strides = im.shape, im.strides  # element by element: faster than converting tuples
+        for i in range(nd):
+            shape[i] = self.shape[i]
+            strides[i] = self.strides[i]
+        im.read_only = 1 if self.read_only else 0
+        return im
 
 
 def _torch():
@@ -100,7 +103,8 @@ def family_of(obj) -> str:
 
 
 def _dtype_error(role: str, what) -> InputError:
-    allowed = " or ".join(DTYPE_NAMES[d] for d in ALLOWED[role])
+    names = [DTYPE_NAMES[d] for d in ALLOWED[role]]
+    allowed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
     return InputError(f"{role}: dtype {what} is not supported; {role} must be {allowed} (convert it first)")
 
 
@@ -113,8 +117,7 @@ def _numpy_view(a, role: str) -> View:
     dt = _NUMPY_DTYPES.get(a.dtype)
     if dt is None:
         raise _dtype_error(role, a.dtype.str if a.dtype.byteorder == ">" else a.dtype)
-    ptr = a.__array_interface__["data"][0]
-    return View(ptr, a.shape, a.strides, dt, n.MEMORY_HOST, -1, not a.flags.writeable, "numpy", keep=a)
+    return View(a.ctypes.data, a.shape, a.strides, dt, n.MEMORY_HOST, -1, not a.flags.writeable, "numpy", keep=a)
 
 
 # --- PyTorch -----------------------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def _torch_view(t, role: str) -> View:
         memory, device = n.MEMORY_HOST, -1
     else:
         raise InputError(f"{role}: a tensor on device {dev} is not supported (CPU or CUDA only)")
-    return View(t.data_ptr(), t.shape, strides, dt, memory, device, False, "torch", keep=t)
+    return View(t.data_ptr(), tuple(t.shape), strides, dt, memory, device, False, "torch", keep=t)
 
 
 # --- __cuda_array_interface__ ------------------------------------------------------------------------
@@ -160,15 +163,14 @@ if sys.byteorder == "big":  # pragma: no cover - no big-endian CUDA hosts
 def _cai_view(obj, role: str, family: str) -> View:
     cai = obj.__cuda_array_interface__
     ptr, ro = cai["data"]
-    shape = tuple(cai["shape"])
+    shape = tuple(int(x) for x in cai["shape"])
     dt = _TYPESTRS.get(cai["typestr"])
     if dt is None:
         raise _dtype_error(role, cai["typestr"])
     if cai.get("mask") is not None:
         raise InputError(f"{role}: masked arrays (__cuda_array_interface__ 'mask') are not supported")
     strides = cai.get("strides")
-    if strides is None:
-        strides = _c_strides(shape, _ITEMSIZE[dt])
+    strides = _c_strides(shape, _ITEMSIZE[dt]) if strides is None else tuple(int(x) for x in strides)
     # v3's stream: the stream the producer's work on this memory is ordered on (None: nothing to wait for).
     stream = cai.get("stream") if cai.get("version", 0) >= 3 else None
     dev = getattr(obj, "device", None)
@@ -314,8 +316,25 @@ def view_of(obj, role: str, stream=None, family: str | None = None) -> View:
 
 def check_layout(v: View, role: str) -> None:
     """The rules the C ABI states for dm_image, checked before the call so the message can say what
-    to do: ndim 2 or 3, no empty axis, pixel-aligned pointer, rows of contiguous pixels, positive
-    strides that are multiples of the pixel size (an input's frame stride may be 0)."""
+    to do: the argument's dtypes, ndim 2 or 3, no empty axis, pixel-aligned pointer, rows of
+    contiguous pixels, positive strides that are multiples of the pixel size (an input's frame
+    stride may be 0)."""
+    if v.dtype not in ALLOWED[role]:
+        raise _dtype_error(role, DTYPE_NAMES[v.dtype])
+    shape, strides = v.shape, v.strides
+    if role != "color" and (len(shape) == 2 or len(shape) == 3) and min(shape) > 0:
+        # The common case in a few compares: aligned, contiguous rows, rows and frames apart.
+        pix = _ITEMSIZE[v.dtype]
+        row = strides[-2]
+        if (strides[-1] == pix and row >= shape[-1] * pix and not row % pix and not v.ptr % pix
+                and (len(shape) == 2 or (strides[0] >= shape[1] * row and not strides[0] % pix))):
+            return
+    _check_layout_slowly(v, role)
+
+
+def _check_layout_slowly(v: View, role: str) -> None:
+    """check_layout for the cases its fast path does not accept: says what is wrong, or normalises
+    the strides of axes of length 1 (and accepts an input's frame stride of 0)."""
     hint = _COPY_HINT.get(v.family, "a C-contiguous copy")
     itemsize = 3 if role == "color" else _ITEMSIZE[v.dtype]
     nd = len(v.shape)

@@ -48,7 +48,7 @@ def set_log_level(level: int | str) -> None:
 
 def _detach() -> None:
     # At interpreter exit: back to stderr before the callback's Python objects go away.
-    n.lib.dm_set_log_callback(None, None, 2)
+    n.lib.dm_set_log_callback(n.LOG_FN(), None, 2)  # a null dm_log_fn: stderr
 
 
 def install() -> None:

@@ -17,11 +17,11 @@ from ._errors import InputError, error_for
 
 def _config_source(config):
     """(path, yaml) for dm_masker_open: a path-like or the name of an existing file is a file, a
-    mapping is serialised as JSON (which YAML reads), any other string is YAML text."""
+    mapping is written as YAML flow text (JSON, with YAML's .nan / .inf), any other string is YAML text."""
     if config is None:
         return None, None
     if isinstance(config, Mapping):
-        return None, json.dumps(config).encode("utf-8")
+        return None, yaml_flow(config).encode("utf-8")
     if isinstance(config, os.PathLike):
         return os.fsencode(config), None
     if isinstance(config, str):
@@ -32,16 +32,35 @@ def _config_source(config):
     raise TypeError(f"config: expected None, a path, YAML text or a dict, got {type(config).__name__}")
 
 
-def _override_value(value) -> str:
+def yaml_flow(value) -> str:
+    """A value as YAML flow text: JSON's spelling, except NaN and infinities (.nan, .inf, -.inf),
+    which JSON cannot write and YAML reads only so."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
-    if isinstance(value, float) and not math.isfinite(value):
-        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value)
-    return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        return repr(value) if math.isfinite(value) else (".inf" if value > 0 else "-.inf")
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {yaml_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_flow(v) for v in value) + "]"
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+    if hasattr(value, "item"):  # a NumPy scalar
+        return yaml_flow(value.item())
+    return json.dumps(str(value))
+
+
+def _override_value(value) -> str:
+    # A plain string is the CLI's --set text as it is (a YAML scalar); everything else is spelled.
+    return value if isinstance(value, str) else yaml_flow(value)
 
 
 def _overrides(overrides) -> list[str]:
