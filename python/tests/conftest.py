@@ -31,10 +31,13 @@ def sample(repo) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data(repo) -> Path:
-    path = Path(os.environ.get("DEPTHMASK_SHARED_DATA", repo.parent / "shared" / "data"))
-    if not (path / "apc-vision-toolbox").is_dir():
-        pytest.skip(f"no real frames at {path} (set DEPTHMASK_SHARED_DATA to the shared/data folder)")
-    return path
+    """The real frames: DEPTHMASK_SHARED_DATA, else shared/data beside the checkout or inside it."""
+    env = os.environ.get("DEPTHMASK_SHARED_DATA")
+    candidates = [Path(env)] if env else [repo.parent / "shared" / "data", repo / "shared" / "data"]
+    for path in candidates:
+        if (path / "apc-vision-toolbox").is_dir():
+            return path
+    pytest.skip(f"no real frames at {' or '.join(map(str, candidates))} (DEPTHMASK_SHARED_DATA names the folder)")
 
 
 @pytest.fixture(scope="session")

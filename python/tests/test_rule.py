@@ -13,7 +13,7 @@ from hypothesis import strategies as st  # noqa: E402
 import depthmask  # noqa: E402
 from reference import bits, reference_mask  # noqa: E402
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SCALES = [0.001, 0.0001, 0.0002, 0.00025, 0.000125]
 SPECIAL_U16 = [0, 1, 2, 999, 1000, 1499, 1500, 1501, 4095, 8191, 40000, 65534, 65535]
 SPECIAL_F32 = [0.0, -0.0, -1.0, 1e-6, 0.25, 0.5, 1.5, 1.5000001, 2.0, 9.99, 10.0, 10.000001, 1e30,
