@@ -86,5 +86,8 @@ def empty_out(v: View, stream: int | None):
     if family == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(v.device):
-            return cupy.empty(v.shape, dtype=cupy.float32)
+            if stream is None or _same_stream(stream, cupy.cuda.get_current_stream().ptr):
+                return cupy.empty(v.shape, dtype=cupy.float32)
+            with cupy.cuda.ExternalStream(stream):  # CuPy's pool: the memory belongs to the stream that writes it
+                return cupy.empty(v.shape, dtype=cupy.float32)
     raise InputError("out: cannot allocate device memory without PyTorch or CuPy loaded; pass out=")

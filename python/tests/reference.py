@@ -81,7 +81,7 @@ def reference_mask(depth: np.ndarray, mask: np.ndarray, cfg: dict) -> np.ndarray
     keep = erode(mask_test(mask, cfg), int(cfg.get("mask", {}).get("erode", 0)))
     keep = np.broadcast_to(keep, depth.shape)
     if depth.dtype == np.uint16:
-        decoded = decode_raw(depth, cfg)
+        decoded = decode_raw(depth, cfg).astype(np.int64)  # raw_min may be 65536: compare in a wider type
         raw_min, raw_max = raw_bounds(scale, min_m, max_m)
         in_range = (decoded > 0) & (decoded >= raw_min) & (decoded <= raw_max)
         metres = decoded.astype(np.float32) * np.float32(scale)

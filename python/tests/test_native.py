@@ -90,3 +90,28 @@ def test_install_file_is_a_candidate(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == depthmask.library_path
+
+
+def test_the_library_checks_again():
+    # Past the package's own checks, straight through the C ABI: a read-only out is refused by the
+    # library too, with DM_ERROR_INPUT and a message.
+    import numpy as np
+
+    handle = ctypes.c_void_p()
+    assert _native.lib.dm_masker_open(None, None, (ctypes.c_char_p * 1)(b"backend.kind=cpu"), 1, ctypes.byref(handle)) == 0
+    try:
+        depth, mask, out = np.zeros((4, 5), np.uint16), np.zeros((4, 5), np.uint8), np.zeros((4, 5), np.float32)
+
+        def image(a, dtype, read_only=0):
+            return _native.DmImage(a.ctypes.data, _native.MEMORY_HOST, -1, dtype, 2, (4, 5, 0),
+                                   (a.strides[0], a.strides[1], 0), read_only, 0)
+
+        d, m = image(depth, _native.DTYPE_UINT16), image(mask, _native.DTYPE_UINT8)
+        ok = image(out, _native.DTYPE_FLOAT32)
+        assert _native.lib.dm_masker_mask(handle, ctypes.byref(d), ctypes.byref(m), None, ctypes.byref(ok), None) == 0
+        assert _native.last_error() == ""
+        ro = image(out, _native.DTYPE_FLOAT32, read_only=1)
+        assert _native.lib.dm_masker_mask(handle, ctypes.byref(d), ctypes.byref(m), None, ctypes.byref(ro), None) == 1
+        assert "read-only" in _native.last_error() or "read only" in _native.last_error()
+    finally:
+        _native.lib.dm_masker_close(handle)
