@@ -146,45 +146,51 @@ def event_ms(torch, fn, iterations, warmup):
 
 
 def device_rows(args, maskers, torch, cupy):
-    rows = []
     gpu = [(label, m) for label, m in maskers if m.backend != "cpu"]
     if torch is None or not gpu:
         why = "no PyTorch with CUDA" if torch is None else "no GPU backend"
         print(f"device-resident stacks: skipped ({why})", file=sys.stderr)
-        return rows
-    iterations = max(args.iterations // 10, 5)
+        return []
+    rows = []
     for frames, rows_, cols in args.stacks:
-        size = f"{frames}x{cols}x{rows_}"
-        d, k = host_frame(rows_, cols, seed=1)
-        td = torch.from_numpy(np.broadcast_to(d, (frames, rows_, cols)).copy()).cuda()
-        tk = torch.from_numpy(np.broadcast_to(k, (frames, rows_, cols)).copy()).cuda()
-        tout = torch.empty_like(td)
-        moved = td.numel() * (4 + 1 + 4)  # depth and mask read, out written
-        copy_ms = event_ms(torch, lambda: torch.empty_like(td).copy_(td), iterations, args.warmup)
-        copy_gbs = 2 * td.numel() * 4 / copy_ms / 1e6
-
-        def add(impl, ms, note=""):
-            gbs = moved / ms / 1e6
-            rows.append({"section": "device", "size": size, "impl": impl, "ms": round(ms, 4), "gb_per_s": round(gbs, 1),
-                         "pct_of_copy": round(100 * gbs / copy_gbs, 1), "note": note})
-
-        add("torch copy_ (d2d)", copy_ms, f"{copy_gbs:.0f} GB/s read+written: the 100% line")
-        zero = torch.zeros((), dtype=torch.float32, device="cuda")
-        add("torch.where", event_ms(torch, lambda: torch.where((tk > 0) & (td > 0) & (td <= MAX_M), td, zero),
-                                    iterations, args.warmup))
-        for label, m in gpu:
-            m.mask(td, tk, out=tout)
-            torch.cuda.current_stream().synchronize()
-            expected = numpy_rule(d, k).view(np.uint32)
-            assert np.array_equal(tout[frames - 1].cpu().numpy().view(np.uint32), expected), label
-            add(f"depthmask {label} (torch)", event_ms(torch, lambda m=m: m.mask(td, tk, out=tout), iterations, args.warmup))
-        if cupy is not None:
-            cd, ck, cout = cupy.asarray(td), cupy.asarray(tk), cupy.asarray(tout)  # the same memory (CAI)
-            for label, m in gpu:
-                # CuPy's current stream is the legacy default stream here, as is torch's.
-                add(f"depthmask {label} (cupy)", event_ms(torch, lambda m=m: m.mask(cd, ck, out=cout), iterations, args.warmup))
-        del td, tk, tout
+        rows += device_stack(args, gpu, torch, cupy, frames, rows_, cols)
         torch.cuda.empty_cache()
+    return rows
+
+
+def device_stack(args, gpu, torch, cupy, frames, rows_, cols):
+    """One stack size: the copy line, torch.where, then each GPU backend on torch and CuPy arrays."""
+    rows = []
+    iterations = max(args.iterations // 10, 5)
+    size = f"{frames}x{cols}x{rows_}"
+    d, k = host_frame(rows_, cols, seed=1)
+    td = torch.from_numpy(np.broadcast_to(d, (frames, rows_, cols)).copy()).cuda()
+    tk = torch.from_numpy(np.broadcast_to(k, (frames, rows_, cols)).copy()).cuda()
+    tout = torch.empty_like(td)
+    moved = td.numel() * (4 + 1 + 4)  # depth and mask read, out written
+    copy_ms = event_ms(torch, lambda: torch.empty_like(td).copy_(td), iterations, args.warmup)
+    copy_gbs = 2 * td.numel() * 4 / copy_ms / 1e6
+
+    def add(impl, ms, note=""):
+        gbs = moved / ms / 1e6
+        rows.append({"section": "device", "size": size, "impl": impl, "ms": round(ms, 4), "gb_per_s": round(gbs, 1),
+                     "pct_of_copy": round(100 * gbs / copy_gbs, 1), "note": note})
+
+    add("torch copy_ (d2d)", copy_ms, f"{copy_gbs:.0f} GB/s read+written: the 100% line")
+    zero = torch.zeros((), dtype=torch.float32, device="cuda")
+    add("torch.where", event_ms(torch, lambda: torch.where((tk > 0) & (td > 0) & (td <= MAX_M), td, zero),
+                                iterations, args.warmup))
+    expected = numpy_rule(d, k).view(np.uint32)
+    for label, m in gpu:
+        m.mask(td, tk, out=tout)
+        torch.cuda.current_stream().synchronize()
+        assert np.array_equal(tout[frames - 1].cpu().numpy().view(np.uint32), expected), label
+        add(f"depthmask {label} (torch)", event_ms(torch, lambda m=m: m.mask(td, tk, out=tout), iterations, args.warmup))
+    if cupy is not None:
+        cd, ck, cout = cupy.asarray(td), cupy.asarray(tk), cupy.asarray(tout)  # the same memory (CAI)
+        for label, m in gpu:
+            # CuPy's current stream is the legacy default stream here, as is torch's.
+            add(f"depthmask {label} (cupy)", event_ms(torch, lambda m=m: m.mask(cd, ck, out=cout), iterations, args.warmup))
     return rows
 
 
