@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 
-#include "depthmask/version.h"
 #include "depthmask/backend.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
@@ -20,6 +19,7 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
+#include "depthmask/version.h"
 #include "progress.h"
 
 namespace fs = std::filesystem;

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "commands.h"
-#include "depthmask/version.h"
 #include "depthmask/errors.h"
 #include "depthmask/logging.h"
+#include "depthmask/version.h"
 
 namespace {
 

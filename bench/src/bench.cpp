@@ -18,7 +18,6 @@
 
 #include "depthmask/bench/bench.h"
 #include "depthmask/bench/scratch_dir.h"
-#include "depthmask/version.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
@@ -26,6 +25,7 @@
 #include "depthmask/live_runner.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/synth.h"
+#include "depthmask/version.h"
 #include "gpu_bench.h"
 
 #ifndef DEPTHMASK_BUILD_TYPE

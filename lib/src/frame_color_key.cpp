@@ -3,11 +3,23 @@
 // Apart from frame.cpp, as registration is, so the plain masking path stays short.
 #include <string>
 
+#include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "detail/pass_runner.h"
 
 namespace depthmask {
+
+std::optional<ColorKey> color_key_of(const Config& c) {
+  const auto& k = c.live.mask.color_key;  // config/keys.cpp checked the bounds
+  if (!k) return std::nullopt;
+  ColorKey key;
+  key.h_min = static_cast<uint8_t>(k->h[0]), key.h_max = static_cast<uint8_t>(k->h[1]);
+  key.s_min = static_cast<uint8_t>(k->s[0]), key.s_max = static_cast<uint8_t>(k->s[1]);
+  key.v_min = static_cast<uint8_t>(k->v[0]), key.v_max = static_cast<uint8_t>(k->v[1]);
+  key.keep_inside = k->keep_inside;
+  return key;
+}
 
 void FrameSlot::set_color_key(std::optional<ColorKey> key) {
   if (key) validate(*key);

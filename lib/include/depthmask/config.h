@@ -246,6 +246,12 @@ Config load_config_text(const std::string& yaml, const std::string& name, const 
                         const std::vector<Override>& overrides,
                         const std::filesystem::path& cwd = std::filesystem::current_path());
 
+// Applies `overrides` to an existing configuration, in order, as load_config does after the file
+// (their keys become the user's), then checks the keys against each other and re-reads
+// input.intrinsics when it names a file. Relative paths resolve against `cwd`. Throws ConfigError.
+void apply_overrides(Config& config, const std::vector<Override>& overrides,
+                     const std::filesystem::path& cwd = std::filesystem::current_path());
+
 // The configuration as YAML (what --print-config shows). Paths are written relative to `relative_to`
 // when given, absolute otherwise.
 std::string to_yaml(const Config& config, const std::optional<std::filesystem::path>& relative_to = std::nullopt);

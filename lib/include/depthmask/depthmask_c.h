@@ -34,19 +34,19 @@ extern "C" {
 /** Status codes: 0 success, else the failure class (the CLI's exit codes). */
 enum dm_status {
   DM_OK = 0,
-  DM_ERROR_INPUT = 1,       /**< a bad input: image, array, file (the message names it) */
-  DM_ERROR_CONFIG = 2,      /**< a bad configuration key or value, or a call the configuration cannot serve */
-  DM_ERROR_PLATFORM = 3,    /**< the backend cannot run here (no GPU, a CUDA error) */
-  DM_ERROR_RESOURCE = 4,    /**< out of memory, disk full, an output folder gone */
-  DM_ERROR_INTERNAL = 70,   /**< a bug: please report the message */
+  DM_ERROR_INPUT = 1,        /**< a bad input: image, array, file (the message names it) */
+  DM_ERROR_CONFIG = 2,       /**< a bad configuration key or value, or a call the configuration cannot serve */
+  DM_ERROR_PLATFORM = 3,     /**< the backend cannot run here (no GPU, a CUDA error) */
+  DM_ERROR_RESOURCE = 4,     /**< out of memory, disk full, an output folder gone */
+  DM_ERROR_INTERNAL = 70,    /**< a bug: please report the message */
   DM_ERROR_INTERRUPTED = 130 /**< cancelled (dm_masker_cancel) */
 };
 
 /** Where an image's memory lives. */
 enum dm_memory {
-  DM_MEMORY_HOST = 0,   /**< host memory (pageable or pinned) */
-  DM_MEMORY_CUDA = 1,   /**< CUDA device memory of dm_image.device */
-  DM_MEMORY_MAPPED = 2  /**< host memory the device reads (mapped pinned, managed): data is the device pointer */
+  DM_MEMORY_HOST = 0,  /**< host memory (pageable or pinned) */
+  DM_MEMORY_CUDA = 1,  /**< CUDA device memory of dm_image.device */
+  DM_MEMORY_MAPPED = 2 /**< host memory the device reads (mapped pinned, managed): data is the device pointer */
 };
 
 /** Pixel types. */
@@ -62,10 +62,10 @@ enum dm_dtype {
  *  stride may be 0: one image for every frame). */
 typedef struct dm_image {
   void* data;
-  int32_t memory;   /**< enum dm_memory */
-  int32_t device;   /**< CUDA device of DM_MEMORY_CUDA / DM_MEMORY_MAPPED; -1 for host */
-  int32_t dtype;    /**< enum dm_dtype */
-  int32_t ndim;     /**< 2 or 3 */
+  int32_t memory; /**< enum dm_memory */
+  int32_t device; /**< CUDA device of DM_MEMORY_CUDA / DM_MEMORY_MAPPED; -1 for host */
+  int32_t dtype;  /**< enum dm_dtype */
+  int32_t ndim;   /**< 2 or 3 */
   int64_t shape[3];
   int64_t strides[3];
   int32_t read_only; /**< nonzero: the memory must not be written (refused as an output) */

@@ -165,6 +165,9 @@ MaskParams mask_params(const Config& config);
 // The same for one frame: its own depth scale (BOP depth_scale) when it has one.
 MaskParams mask_params(const Config& config, const FrameEntry& frame);
 
+// live.mask.color_key as the colour key's parameters (FrameSlot::set_color_key), nullopt when unset.
+std::optional<ColorKey> color_key_of(const Config& config);
+
 // The rule for a mask that already holds mask-test results (load_instance_union): keep where
 // mask > 0, with params' depth rule and erode.
 MaskParams union_mask_params(const MaskParams& params);

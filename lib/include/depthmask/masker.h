@@ -62,7 +62,8 @@ struct ImageRef {
   int64_t row_stride = 0;    ///< bytes between rows
   int64_t col_stride = 0;    ///< bytes between pixels of a row: must equal channels x pixel_bytes(type)
   int channels = 1;          ///< 3 for a BGR colour image (channel stride pixel_bytes(type)), else 1
-  bool read_only = false;    ///< set by bindings that know it (NumPy's writeable flag): an out that is read-only is refused
+  bool read_only =
+      false;  ///< set by bindings that know it (NumPy's writeable flag): an out that is read-only is refused
 
   /// A header over a cv::Mat's host memory (CV_8UC1, CV_16UC1, CV_32FC1 or CV_8UC3).
   static ImageRef of(const cv::Mat& m);
@@ -70,8 +71,8 @@ struct ImageRef {
 
 /// What Masker::run does: the CLI's `depthmask run` over a folder, in process.
 struct RunRequest {
-  std::filesystem::path input;   ///< input.root (empty: the configuration's)
-  std::filesystem::path output;  ///< output.dir (empty: the configuration's)
+  std::filesystem::path input;         ///< input.root (empty: the configuration's)
+  std::filesystem::path output;        ///< output.dir (empty: the configuration's)
   std::vector<std::string> overrides;  ///< `key=value`, as the CLI's --set, applied last
   /// Called after each frame is committed, in listing order, from one of the run's threads (one call
   /// at a time). An exception it throws cancels the run (frames in flight finish) and is rethrown by

@@ -109,6 +109,13 @@ Config build_config(const ConfigText* file, const std::vector<Override>& overrid
     c.output.dir = file->base / "out";
     apply(c, root, YamlOrigin{file->name, file->base, true});
   }
+  apply_overrides(c, overrides, cwd);
+  return c;
+}
+
+}  // namespace
+
+void apply_overrides(Config& c, const std::vector<Override>& overrides, const fs::path& cwd) {
   for (const Override& ov : overrides) {
     // A key=value expression is quoted whole; a literal (a dedicated flag) by its origin and value.
     const std::string label = ov.literal ? ov.origin + " " + ov.value : ov.origin + " " + ov.key + "=" + ov.value;
@@ -127,10 +134,7 @@ Config build_config(const ConfigText* file, const std::vector<Override>& overrid
       throw ConfigError(std::string("config key 'input.intrinsics': ") + e.what());
     }
   }
-  return c;
 }
-
-}  // namespace
 
 Override parse_override(const std::string& text, const std::string& origin) {
   const auto eq = text.find('=');

@@ -59,18 +59,6 @@ MaskParams live_mask_params(const Config& c) {
   return p;
 }
 
-// live.mask.color_key as the rule's key (config.cpp checked the bounds).
-std::optional<ColorKey> live_color_key(const Config& c) {
-  const auto& k = c.live.mask.color_key;
-  if (!k) return std::nullopt;
-  ColorKey key;
-  key.h_min = static_cast<uint8_t>(k->h[0]), key.h_max = static_cast<uint8_t>(k->h[1]);
-  key.s_min = static_cast<uint8_t>(k->s[0]), key.s_max = static_cast<uint8_t>(k->s[1]);
-  key.v_min = static_cast<uint8_t>(k->v[0]), key.v_max = static_cast<uint8_t>(k->v[1]);
-  key.keep_inside = k->keep_inside;
-  return key;
-}
-
 // live.mask.static, read once: 255 where the image is nonzero, 0 elsewhere (8- or 16-bit input).
 cv::Mat read_static_mask(const std::filesystem::path& file) {
   std::error_code ec;
@@ -148,7 +136,7 @@ class Runner {
       spdlog::info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
                    static_mask_.rows);
     }
-    const std::optional<ColorKey> key = live_color_key(c);
+    const std::optional<ColorKey> key = color_key_of(c);
     if (key)
       spdlog::info("live: colour key h [{}, {}] s [{}, {}] v [{}, {}], keep {}, on the {}", key->h_min, key->h_max,
                    key->s_min, key->s_max, key->v_min, key->v_max, key->keep_inside ? "inside" : "outside",
