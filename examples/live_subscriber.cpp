@@ -70,8 +70,8 @@ int receive(int argc, char** argv) {
     for (const float v : depth)
       if (v != 0.0f && !std::isnan(v) && (invalid_nan || v != invalid)) ++kept;
     std::printf("frame %s seq %llu %dx%d latency %llu us kept %zu\n", h.at("id").get<std::string>().c_str(),
-                h.at("sequence").get<unsigned long long>(), w, ht, h.at("capture_to_ready_us").get<unsigned long long>(),
-                kept);
+                h.at("sequence").get<unsigned long long>(), w, ht,
+                h.at("capture_to_ready_us").get<unsigned long long>(), kept);
   }
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The team's habits, checked as CI checks them (.ci/run):
-#   scripts/lint.sh format              clang-format-14 --dry-run -Werror over every C++/CUDA file of
-#                                       app/ lib/ kernels/ bench/ tests/ (the repository's .clang-format)
+#   scripts/lint.sh format              clang-format-14 --dry-run -Werror over every C/C++/CUDA file of
+#                                       app/ lib/ kernels/ bench/ tests/ examples/ (the repository's .clang-format)
 #   scripts/lint.sh format --fix        the same, rewriting the files
 #   scripts/lint.sh tidy [BUILD_DIR]    clang-tidy-14 with .clang-tidy (warnings are errors) over the
 #                                       sources of lib/ and app/, from BUILD_DIR/compile_commands.json
@@ -13,7 +13,7 @@ bash scripts/install-deps.sh --lint >/dev/null
 
 case "${1:-}" in
   format)
-    mapfile -t files < <(git ls-files 'app/*' 'lib/*' 'kernels/*' 'bench/*' 'tests/*' | grep -E '\.(cpp|h|cu|cuh|hpp)$')
+    mapfile -t files < <(git ls-files 'app/*' 'lib/*' 'kernels/*' 'bench/*' 'tests/*' 'examples/*' | grep -E '\.(c|cpp|h|cu|cuh|hpp)$')
     if [ "${2:-}" = "--fix" ]; then
       clang-format-14 -i "${files[@]}"
     else

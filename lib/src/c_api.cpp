@@ -168,7 +168,7 @@ int dm_masker_open(const char* config_path, const char* config_yaml, const char*
     DM_EXPECT(config_path == nullptr || config_yaml == nullptr, ConfigError,
               "dm_masker_open: give config_path or config_yaml, not both");
     const std::vector<std::string> ov = strings(overrides, n_overrides, "dm_masker_open");
-    Masker m = config_path ? Masker::from_file(config_path, ov)
+    Masker m = config_path   ? Masker::from_file(config_path, ov)
                : config_yaml ? Masker::from_yaml(config_yaml, ov)
                              : Masker::from_yaml("", ov);
     *out = new dm_masker(std::move(m));

@@ -105,9 +105,9 @@ std::string type_list(std::initializer_list<PixelType> types) {
 // The checks of one view for its role; throws InputError "<role> ...: expected ...".
 void check_view(const char* role, const ImageRef& v, std::initializer_list<PixelType> types, int channels,
                 bool written) {
-  DM_EXPECT(is_one_of(v.type, types), InputError, role << " is " << to_string(v.type) << ": expected " << type_list(types));
-  DM_EXPECT(v.channels == channels, InputError,
-            role << " has " << v.channels << " channel(s): expected " << channels);
+  DM_EXPECT(is_one_of(v.type, types), InputError,
+            role << " is " << to_string(v.type) << ": expected " << type_list(types));
+  DM_EXPECT(v.channels == channels, InputError, role << " has " << v.channels << " channel(s): expected " << channels);
   DM_EXPECT(v.frames >= 1 && v.rows >= 0 && v.cols >= 0, InputError,
             role << " has shape " << v.frames << " x " << v.rows << " x " << v.cols << ": expected sizes of 0 or more");
   DM_EXPECT(v.rows <= INT_MAX && v.cols <= INT_MAX && v.frames <= INT_MAX, InputError,
@@ -126,8 +126,8 @@ void check_view(const char* role, const ImageRef& v, std::initializer_list<Pixel
             role << "'s pixels are " << v.col_stride << " bytes apart: expected " << px * channels
                  << " (the pixels of a row contiguous; pass numpy.ascontiguousarray(...))");
   DM_EXPECT(v.row_stride % px == 0 && (v.frames == 1 || v.frame_stride % px == 0), InputError,
-            role << "'s strides (" << v.frame_stride << ", " << v.row_stride << " bytes) are not multiples of its " << px
-                 << "-byte pixels");
+            role << "'s strides (" << v.frame_stride << ", " << v.row_stride << " bytes) are not multiples of its "
+                 << px << "-byte pixels");
   DM_EXPECT(v.rows == 1 || v.row_stride >= v.cols * v.col_stride, InputError,
             role << "'s rows are " << v.row_stride << " bytes apart, fewer than a row's " << v.cols * v.col_stride
                  << " bytes");
@@ -252,10 +252,11 @@ void Masker::Impl::mask_device(const ImageRef& depth, const ImageRef& mask, cons
                                     "managed (auto picks one on a machine with a GPU), or pass host arrays");
   for (const ImageRef* v : {&depth, &mask, &out})
     DM_EXPECT(v->device == opened.choice.device, InputError,
-              (v == &depth ? "depth" : v == &mask ? "mask" : "out")
+              (v == &depth  ? "depth"
+               : v == &mask ? "mask"
+                            : "out")
                   << " is on CUDA device " << v->device << " but this Masker's backend runs on device "
-                  << opened.choice.device << ": open it with backend.device: " << v->device
-                  << " or move the array");
+                  << opened.choice.device << ": open it with backend.device: " << v->device << " or move the array");
   DM_EXPECT(!color_key, ConfigError,
             "live.mask.color_key needs the colour image on the host: pass host arrays to a Masker with a colour key");
   DM_EXPECT(!registers(depth, mask), ConfigError,
@@ -333,8 +334,9 @@ void Masker::mask(const ImageRef& depth, const ImageRef& mask, const ImageRef& o
             "mask is " << shape_of(mask) << " for depth " << shape_of(depth)
                        << ": expected one mask per depth frame, or one mask for all");
   DM_EXPECT(out.frames == depth.frames && out.rows == mask.rows && out.cols == mask.cols, InputError,
-            "out is " << shape_of(out) << ": expected " << (depth.frames > 1 ? std::to_string(depth.frames) + " x " : "")
-                      << mask.rows << " x " << mask.cols << " (depth's frames on the mask's grid)");
+            "out is " << shape_of(out) << ": expected "
+                      << (depth.frames > 1 ? std::to_string(depth.frames) + " x " : "") << mask.rows << " x "
+                      << mask.cols << " (depth's frames on the mask's grid)");
   DM_EXPECT((depth.rows == mask.rows && depth.cols == mask.cols) || impl_->registers(depth, mask), InputError,
             "depth is " << shape_of(depth) << " but mask is " << shape_of(mask)
                         << ": expected the same size (or set registration.mode to register depth onto the mask)");
