@@ -43,7 +43,8 @@ def set_log_level(level: int | str) -> None:
         if not isinstance(named, int):
             raise ValueError(f"unknown log level {level!r}")
         level = named
-    n.lib.dm_set_log_callback(_callback, None, _to_library(int(level)))
+    if n.has("dm_set_log_callback"):
+        n.lib.dm_set_log_callback(_callback, None, _to_library(int(level)))
 
 
 def _detach() -> None:
@@ -54,5 +55,8 @@ def _detach() -> None:
 def install() -> None:
     """At import: the library logs through logging, at INFO and above (the CLI's default), or lower
     when the "depthmask" logger is already set lower."""
+    if not n.has("dm_set_log_callback"):
+        logger.warning("%s has no dm_set_log_callback: its log lines go to stderr, not to logging", n.path)
+        return
     set_log_level(min(logger.getEffectiveLevel(), logging.INFO))
     atexit.register(_detach)

@@ -44,3 +44,9 @@ def test_set_log_level_names():
         pass
     else:
         raise AssertionError("an unknown level name was accepted")
+
+
+def test_the_library_has_the_log_callback():
+    from depthmask import _native
+
+    assert _native.has("dm_set_log_callback"), f"{_native.path} has no dm_set_log_callback: its lines go to stderr"
