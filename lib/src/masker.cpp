@@ -181,6 +181,11 @@ struct Masker::Impl {
   OpenedBackend opened;
   MaskParams params;
   std::optional<ColorKey> color_key;
+  // auto on a discrete GPU (the copy backend): host frames take the CPU loop in place, since a round
+  // trip over PCIe moves every byte twice (docs/PERFORMANCE.md: 42 us against 318 us at 640x480 on the
+  // H200 machine); device frames take the GPU. An explicitly configured backend is always used.
+  bool host_frames_on_cpu = false;
+  std::string reason;
 
   // Frame slots for host frames, one per concurrent call (each has its own stream and buffers).
   std::mutex slots_mutex;
@@ -222,7 +227,7 @@ struct Masker::Impl {
 };
 
 void Masker::Impl::mask_host(const ImageRef& depth, const ImageRef& mask, const ImageRef& out, const ImageRef* color) {
-  if (!opened.backend->device_executes() && !color_key && !registers(depth, mask)) {
+  if ((!opened.backend->device_executes() || host_frames_on_cpu) && !color_key && !registers(depth, mask)) {
     // The cpu backend's pass needs no buffers of its own: the CPU loop over the caller's memory.
     for (int64_t i = 0; i < depth.frames; ++i) mask_cpu(job_of(depth, mask, out, i), params);
     return;
@@ -283,6 +288,13 @@ Masker::Masker(Config config) : impl_(std::make_unique<Impl>()) {
   impl_->params = mask_params(impl_->config);
   impl_->color_key = color_key_of(impl_->config);
   impl_->opened = open_backend(impl_->config);
+  impl_->reason = impl_->opened.choice.reason;
+  if (impl_->config.backend.kind == BackendKind::Auto && impl_->opened.backend->kind() == BackendKind::Copy) {
+    impl_->host_frames_on_cpu = true;
+    impl_->reason +=
+        "; host-resident frames are masked by the CPU loop in place, which measured faster than a round trip to "
+        "the GPU (device arrays run on the GPU)";
+  }
 }
 
 namespace {
@@ -309,7 +321,7 @@ Masker::~Masker() = default;
 
 const Config& Masker::config() const { return impl_->config; }
 BackendKind Masker::backend() const { return impl_->opened.backend->kind(); }
-const std::string& Masker::reason() const { return impl_->opened.choice.reason; }
+const std::string& Masker::reason() const { return impl_->reason; }
 int Masker::device() const { return impl_->opened.backend->device_executes() ? impl_->opened.choice.device : -1; }
 
 cv::Mat Masker::mask(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color) {

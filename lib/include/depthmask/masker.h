@@ -99,7 +99,9 @@ class Masker {
 
   /// The configuration in effect.
   const Config& config() const;
-  /// The backend that runs the masking pass, and why (`auto`'s reason).
+  /// The backend that runs the masking pass, and why (`auto`'s reason). With backend.kind auto on a
+  /// discrete GPU (copy), host-resident frames without registration or colour key are masked by the
+  /// CPU loop in place (faster than a round trip to the GPU; the reason says so), device arrays on the GPU.
   BackendKind backend() const;
   const std::string& reason() const;
   /// The CUDA device of a GPU backend, -1 for cpu.
