@@ -55,6 +55,7 @@ echo "consumer-check: $(wc -l <"$work/all_headers.cpp") installed headers compil
 cp -r examples/consumer "$work/src"
 cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$work/configure.log" || { cat "$work/configure.log"; fail "configuring examples/consumer failed"; }
+grep -q "^depthmask_DIR:PATH=$prefix/" "$work/build/CMakeCache.txt" || fail "find_package found $(grep '^depthmask_DIR' "$work/build/CMakeCache.txt"), not $prefix"
 cmake --build "$work/build" || fail "building examples/consumer failed"
 if grep -lF -e "$repo" -e "$build" "$work/build/compile_commands.json" "$work/build/build.ninja" "$work/build/CMakeCache.txt"; then
   fail "the consumer's build above reaches into the build or source tree"

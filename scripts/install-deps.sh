@@ -22,7 +22,7 @@ build_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libpng-dev nlohmann-json3-dev libzmq3-dev cppzmq-dev
   python3 python3-numpy
   gstreamer1.0-plugins-base gstreamer1.0-tools
-  valgrind libopenni2-dev xvfb
+  valgrind libopenni2-dev xvfb patchelf
 )
 declare -A fallback=([cppzmq-dev]=libzmq3-dev)
 # The Python package's tests (python/tests: pytest, hypothesis, Pillow for the PNG frames). PyTorch
