@@ -1,12 +1,9 @@
 #include "commands.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
-#include "depthmask/version.h"
 #include "depthmask/backend.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
@@ -20,6 +17,7 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/synth.h"
+#include "depthmask/version.h"
 #include "progress.h"
 
 namespace fs = std::filesystem;

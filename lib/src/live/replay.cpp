@@ -20,7 +20,6 @@
 // run of same-sized frames allocates no image memory after the first pass through the ring (the codec's own small
 // allocations aside). A slot whose images are still held by a caller (a CapturedFrame kept past the next read()) gets
 // new ones instead of being overwritten.
-#include <spdlog/spdlog.h>
 #include <tbb/info.h>
 #include <opencv2/imgcodecs.hpp>
 
@@ -33,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
@@ -224,8 +224,8 @@ class ReplaySource final : public LiveSource {
     }
     timed_ = !frames_.empty();
     for (const auto& f : frames_) timed_ = timed_ && f.timestamp >= 0;
-    spdlog::info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
-                 frames_.size(), layout_reason_, pacing(), ring_.size());
+    detail::log().info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
+                       frames_.size(), layout_reason_, pacing(), ring_.size());
     {
       std::lock_guard<std::mutex> lock(m_);
       for (Decoded& d : ring_) {
