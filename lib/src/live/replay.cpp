@@ -37,6 +37,7 @@
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
 #include "depthmask/stream_pairer.h"
+#include "detail/exr_codec.h"
 #include "layouts/readers.h"
 #include "live/pacing.h"
 #include "live/uri.h"
@@ -79,6 +80,7 @@ void decode_file(const fs::path& file, int flags, const char* what, const std::s
     throw InputError("replay source '" + uri + "': " + e.what());
   }
   reclaim(out);
+  detail::enable_exr_codec_for(bytes.data(), bytes.size());
   if (cv::imdecode(bytes, flags, &out).empty())
     throw InputError("replay source '" + uri + "': cannot decode " + what + " file '" + file.string() + "'");
 }

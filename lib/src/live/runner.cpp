@@ -18,6 +18,7 @@
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
+#include "detail/exr_codec.h"
 #include "detail/frame_failure.h"
 #include "live/fixed_size.h"
 #include "live/preview.h"
@@ -75,6 +76,7 @@ cv::Mat read_static_mask(const std::filesystem::path& file) {
   std::error_code ec;
   DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
             "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
+  detail::enable_exr_codec_for(file);
   const cv::Mat m = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
   DM_EXPECT(!m.empty(), InputError,
             "config key 'live.mask.static': '" << file.string()
