@@ -1,7 +1,5 @@
 #include "commands.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>

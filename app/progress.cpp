@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <string>
+
+#include "depthmask/detail/log.h"
 
 namespace depthmask::app {
 
@@ -14,7 +14,7 @@ Progress::~Progress() { clear(); }
 
 void Progress::on_start(const DatasetListing& listing) {
   start_ = last_ = std::chrono::steady_clock::now();
-  spdlog::info("{} frame(s) to process", listing.frames.size());
+  detail::log().info("{} frame(s) to process", listing.frames.size());
 }
 
 void Progress::clear() {
@@ -38,7 +38,7 @@ void Progress::draw(size_t done, size_t total) {
     std::fflush(out_);
     drawn_ = true;
   } else {
-    spdlog::info("processed {}/{} frames ({:.1f} frames/s, {} failed)", done, total, fps, failed_);
+    detail::log().info("processed {}/{} frames ({:.1f} frames/s, {} failed)", done, total, fps, failed_);
   }
 }
 

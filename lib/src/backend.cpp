@@ -1,7 +1,5 @@
 #include "depthmask/backend.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <new>
 #include <string>

@@ -1,7 +1,6 @@
 // The batch run (run_batch, pipeline.h) as a class with named steps, like the live runner's:
 // prepare (the input, the output folder, the resume plan, the pool of frames in flight) → the frames
 // (take → decode → mask → write → commit, overlapped) → finish (the manifest, the counts).
-#include <spdlog/spdlog.h>
 
 #include <tbb/concurrent_queue.h>
 #include <tbb/global_control.h>
@@ -15,6 +14,7 @@
 #include <mutex>
 #include <optional>
 
+#include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/frame_writer.h"
@@ -42,7 +42,7 @@ class UnitCheck {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (done_.exchange(true)) return;
     const std::string w = depth_unit_warning(*median, p.scale, slot.depth().type() == CV_32FC1);
-    if (!w.empty()) spdlog::warn("frame {}: {}", id, w);
+    if (!w.empty()) detail::log().warn("frame {}: {}", id, w);
   }
 
  private:
@@ -98,7 +98,7 @@ class BatchRun {
   // any output is touched, ready the output folder, plan the resume, make the pool.
   void prepare() {
     input_ = resolve_input(config_);
-    spdlog::info("layout {} ({})", to_string(input_.layout), input_.reason);
+    detail::log().info("layout {} ({})", to_string(input_.layout), input_.reason);
     const Config& c = input_.config;  // with the layout's defaults for the keys the user did not set
     // The input's camera geometry when its depth comes from another camera than the mask (APC raw/
     // with cam.info.txt); without one, 'reproject' is refused here, up front.
@@ -111,12 +111,12 @@ class BatchRun {
     if (listing.unmatched_files > 0) {
       std::string ex;
       for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
-      spdlog::info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
+      detail::log().info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
     }
     check_outputs_spare_inputs(c, listing);
     ensure_output_dir(c.output.dir);
     if (const size_t n = remove_stale_temp_files(c.output.dir))
-      spdlog::info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
+      detail::log().info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
     resume_.emplace(c);
     finished_before_ = resume_->plan(listing.frames);
     if (observer_) observer_->on_start(listing);
@@ -139,7 +139,7 @@ class BatchRun {
       pool_.back()->slot.set_wait(Wait::Block);
       free_works_.push(pool_.back().get());
     }
-    spdlog::debug("{} frame(s) in flight", tokens_);
+    detail::log().debug("{} frame(s) in flight", tokens_);
     want_color_ = pool_.front()->writer.wants_color();
   }
 
@@ -178,8 +178,8 @@ class BatchRun {
       resume_->flush();
     } catch (const OutputError& e) {
       s_.manifest_error = e.what();
-      spdlog::error("the resume manifest could not be saved: {}; a re-run redoes the frames it does not record",
-                    e.what());
+      detail::log().error("the resume manifest could not be saved: {}; a re-run redoes the frames it does not record",
+                          e.what());
     }
     s_.skipped = s_.total - s_.ok - s_.failed - s_.skipped_done;
     s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
@@ -280,9 +280,9 @@ class BatchRun {
     }
     // The observer goes first so a progress bar can clear its line before the error is logged.
     if (observer_) observer_->on_frame(f, done_, s_.total, ok ? nullptr : &s_.failures.back());
-    if (!ok) spdlog::error("{}", s_.failures.back().message);
+    if (!ok) detail::log().error("{}", s_.failures.back().message);
     if (!ok && input_.config.run.on_error == OnError::Stop) {
-      spdlog::error("stopping at the first failed frame (run.on_error: stop)");
+      detail::log().error("stopping at the first failed frame (run.on_error: stop)");
       stopping_after_ = std::min(stopping_after_.load(), w->index);
     }
   }

@@ -1,6 +1,5 @@
-#include <spdlog/spdlog.h>
-
 #include "depthmask/detail/cuda_check.h"
+#include "depthmask/detail/log.h"
 
 namespace depthmask::detail {
 
@@ -9,7 +8,7 @@ bool cuda_check_nothrow(cudaError_t e, const char* call, const char* file, int l
   (void)cudaGetLastError();
   if (e != cudaErrorCudartUnloading) {
     try {
-      spdlog::error("{}", cuda_error_text(e, call, file, line));
+      detail::log().error("{}", cuda_error_text(e, call, file, line));
     } catch (...) {
     }
   }

@@ -23,6 +23,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/kernels/backproject.h"
+#include "detail/exr_codec.h"
 
 namespace fs = std::filesystem;
 
@@ -257,13 +258,7 @@ std::vector<uint8_t> encode_tiff(const cv::Mat& m) { return tiff_file(m).flatten
 
 std::vector<uint8_t> encode_exr(const cv::Mat& m) {
   DM_EXPECT(m.type() == CV_32FC1, std::invalid_argument, "encode_exr: expected CV_32FC1");
-  // Reading EXR back needs OPENCV_IO_ENABLE_OPENEXR (see frame.cpp); some OpenCV builds check it for
-  // writing too. Set it unless the environment already decided.
-  static const bool enabled = [] {
-    ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0);
-    return true;
-  }();
-  (void)enabled;
+  detail::enable_exr_codec();  // OpenCV builds that guard EXR guard writing it too
   std::vector<uint8_t> out;
   const std::vector<int> params{cv::IMWRITE_EXR_TYPE, cv::IMWRITE_EXR_TYPE_FLOAT};
   DM_EXPECT(cv::imencode(".exr", m, out, params), OutputError, "OpenCV could not encode a float32 EXR");

@@ -2,7 +2,6 @@
 
 #include <opencv2/imgcodecs.hpp>
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -11,6 +10,7 @@
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 #include "depthmask/registration.h"
+#include "detail/exr_codec.h"
 #include "detail/image_header.h"
 #include "detail/pass_runner.h"
 #include "detail/png_palette.h"
@@ -26,17 +26,6 @@ std::string type_name(const cv::Mat& m) {
                                "32-bit signed",  "32-bit float", "64-bit float",    "16-bit float"};
   const int d = m.depth();
   return std::to_string(m.channels()) + "-channel " + (d >= 0 && d < 8 ? depth_names[d] : "unknown");
-}
-
-// OpenCV reads EXR only when OPENCV_IO_ENABLE_OPENEXR is set before its first EXR decode (a guard
-// against untrusted EXR files since OpenCV 4.5.2). depthmask reads float depth from EXR by design, so
-// the first FrameSlot sets it, unless the environment already says otherwise.
-void enable_exr_decoding() {
-  static const bool done = [] {
-    ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0);
-    return true;
-  }();
-  (void)done;
 }
 
 }  // namespace
@@ -159,7 +148,7 @@ class BufferMatAllocator final : public cv::MatAllocator {
 };
 
 FrameSlot::FrameSlot(MemoryBackend& backend)
-    : backend_((enable_exr_decoding(), &backend)),
+    : backend_(&backend),
       stream_(backend.create_stream()),
       depth_alloc_(std::make_unique<BufferMatAllocator>()),
       mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
@@ -223,6 +212,7 @@ cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Bu
     }
   }
   alloc.set_target(buf.host(), buf.size());
+  detail::enable_exr_codec_for(file_bytes_.data(), file_bytes_.size());  // float depth in metres
   cv::Mat dst;
   dst.allocator = &alloc;
   try {
@@ -279,6 +269,7 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
   if (want_color && !f.color.empty()) {
     read_image_file(f.color, "color", file_bytes_, limits_);
     cv::Mat c;
+    detail::enable_exr_codec_for(file_bytes_.data(), file_bytes_.size());
     try {
       c = cv::imdecode(cv::_InputArray(file_bytes_.data(), static_cast<int>(file_bytes_.size())), cv::IMREAD_COLOR);
     } catch (const cv::Exception& e) {

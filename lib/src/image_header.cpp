@@ -43,8 +43,7 @@ std::optional<ImageSize> tiff_size(const uint8_t* d, size_t n) {
 // OpenEXR: magic 76 2f 31 01, a version word, then attributes "name\0type\0" int32 size, value,
 // until an empty name. dataWindow is a box2i: xMin yMin xMax yMax (int32, little-endian).
 std::optional<ImageSize> exr_size(const uint8_t* d, size_t n) {
-  static const uint8_t magic[4] = {0x76, 0x2f, 0x31, 0x01};
-  if (n < 8 || std::memcmp(d, magic, 4) != 0) return std::nullopt;
+  if (n < 8 || !is_exr(d, n)) return std::nullopt;
   size_t at = 8;
   auto cstr = [&](std::string& s) {
     const void* z = at < n ? std::memchr(d + at, 0, n - at) : nullptr;
@@ -99,6 +98,11 @@ std::optional<ImageSize> jpeg_size(const uint8_t* d, size_t n) {
 }
 
 }  // namespace
+
+bool is_exr(const uint8_t* data, size_t size) {
+  static const uint8_t magic[4] = {0x76, 0x2f, 0x31, 0x01};
+  return data != nullptr && size >= 4 && std::memcmp(data, magic, 4) == 0;
+}
 
 std::optional<ImageSize> image_size(const uint8_t* data, size_t size) {
   if (data == nullptr) return std::nullopt;

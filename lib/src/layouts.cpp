@@ -3,8 +3,7 @@
 // and the layout's depth settings on the keys the user did not set, then list frames as the pattern
 // layout does); bop and tum read index files.
 #include "depthmask/layouts.h"
-
-#include <spdlog/spdlog.h>
+#include "depthmask/detail/log.h"
 
 #include <algorithm>
 #include <cstring>
@@ -61,8 +60,8 @@ void use_intrinsics_file(ResolvedInput& r, const fs::path& file, const char* wha
     return;
   }
   if (!is_file(file)) {
-    spdlog::warn("{}: no {} in '{}', so the frames have no intrinsics (set input.intrinsics to give them)",
-                 layout_label(r), what, e.input.root.string());
+    detail::log().warn("{}: no {} in '{}', so the frames have no intrinsics (set input.intrinsics to give them)",
+                       layout_label(r), what, e.input.root.string());
     return;
   }
   e.input.intrinsics = read_intrinsics_k_text(file);
@@ -95,8 +94,8 @@ std::string describe(const std::optional<Intrinsics>& k) {
 
 void warn_override(const ResolvedInput& r, const char* key, const std::string& set_value,
                    const std::string& layout_value) {
-  spdlog::warn("config key '{}' = {} from the configuration replaces {}, the default of {}", key, set_value,
-               layout_value, layout_label(r));
+  detail::log().warn("config key '{}' = {} from the configuration replaces {}, the default of {}", key, set_value,
+                     layout_value, layout_label(r));
 }
 
 void check_inside_root(const std::string& path, const std::string& where) {
@@ -169,7 +168,7 @@ ResolvedInput resolve_input(const Config& c) {
   for (const ConfigKeyInfo& k : config_keys())
     if (!k.layouts.empty() && c.is_set_by_user(k.name) &&
         std::find(k.layouts.begin(), k.layouts.end(), r.layout) == k.layouts.end())
-      spdlog::warn("config key '{}' has no effect with {}", k.name, layouts_detail::layout_label(r));
+      detail::log().warn("config key '{}' has no effect with {}", k.name, layouts_detail::layout_label(r));
 
   switch (r.layout) {
     case InputLayout::Auto:  // resolved above
@@ -202,7 +201,7 @@ ResolvedInput resolve_input(const Config& c) {
                   << layouts_detail::layout_label(r) << " provides no camera geometry");
     r.geometry->depth_distortion = distortion;
     if (!r.depth_from_depth_camera)
-      spdlog::warn(
+      detail::log().warn(
           "config key 'registration.depth_distortion' has no effect: the depth ({}) is already on the color "
           "camera's grid, not in the depth camera's frame",
           r.config.input.depth);

@@ -1,7 +1,5 @@
 #include "depthmask/manifest.h"
 
-#include <spdlog/spdlog.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/version.h"
 
@@ -210,7 +209,7 @@ Manifest Manifest::parse(const std::string& text, const std::string& name) {
 ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestName) {
   manifest_.settings = settings_hash(c);
   if (c.run.force) {
-    spdlog::info("run.force: every frame is redone (the resume manifest is ignored)");
+    detail::log().info("run.force: every frame is redone (the resume manifest is ignored)");
     return;
   }
   std::error_code ec;
@@ -222,12 +221,13 @@ ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestNa
     ss << in.rdbuf();
     Manifest loaded = Manifest::parse(ss.str(), path_.string());
     if (loaded.settings != manifest_.settings) {
-      spdlog::info("the resume manifest '{}' was written with other settings: every frame is redone", path_.string());
+      detail::log().info("the resume manifest '{}' was written with other settings: every frame is redone",
+                         path_.string());
       return;
     }
     manifest_.frames = std::move(loaded.frames);
   } catch (const std::exception& e) {
-    spdlog::warn("ignoring the resume manifest: {}; every frame is redone", e.what());
+    detail::log().warn("ignoring the resume manifest: {}; every frame is redone", e.what());
   }
 }
 
@@ -245,15 +245,15 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
     bool holds = true;
     for (const OutputFile& o : it->second.files) holds = holds && output_holds(c_->output.dir, o, buf);
     if (!holds) {
-      spdlog::debug("frame {}: its recorded outputs changed or are missing; redoing it", f.id);
+      detail::log().debug("frame {}: its recorded outputs changed or are missing; redoing it", f.id);
       continue;
     }
     done[i] = true;
     kept.insert(*it);
   }
   if (!kept.empty())
-    spdlog::info("resume: {} of {} frame(s) already done by an earlier run ({}); --force redoes them", kept.size(),
-                 frames.size(), path_.string());
+    detail::log().info("resume: {} of {} frame(s) already done by an earlier run ({}); --force redoes them",
+                       kept.size(), frames.size(), path_.string());
   manifest_.frames.clear();
   head_ = Manifest::head_text(manifest_.settings);
   lines_.clear();
@@ -276,7 +276,8 @@ void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
       // Disk full, folder gone or read-only: the frames' own outputs already failed or will fail and
       // say so; the manifest on disk stays the last complete one (it is replaced atomically), and
       // saving is tried again a second later and at the end, where a failure is the run's error.
-      if (!save_failing_) spdlog::warn("the resume manifest could not be updated (tried again later): {}", e.what());
+      if (!save_failing_)
+        detail::log().warn("the resume manifest could not be updated (tried again later): {}", e.what());
       save_failing_ = true;
       last_save_ = std::chrono::steady_clock::now();
     }

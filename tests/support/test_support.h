@@ -31,6 +31,10 @@ inline std::string env_or(const char* name, const std::string& fallback) {
   return (v && *v) ? std::string(v) : fallback;
 }
 
+// For tests that read or write EXR with OpenCV themselves: the library switches OpenCV's EXR codec on
+// (OPENCV_IO_ENABLE_OPENEXR) only for the EXR files it decodes or encodes. Keeps a value already set.
+inline void enable_opencv_exr() { ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0); }
+
 // The repository checkout (for data/sample and config/).
 inline fs::path source_dir() { return env_or("DEPTHMASK_SOURCE_DIR", DEPTHMASK_SOURCE_DIR); }
 // The committed synthetic sample.

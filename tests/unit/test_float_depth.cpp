@@ -51,6 +51,7 @@ TEST_P(FloatDepthFiles, LoadedAsMetresAndMasked) {
   if (kind == "exr_half") params = {cv::IMWRITE_EXR_TYPE, cv::IMWRITE_EXR_TYPE_HALF};
   if (kind == "exr_float") params = {cv::IMWRITE_EXR_TYPE, cv::IMWRITE_EXR_TYPE_FLOAT};
   const auto depth_file = dir / ("d" + ext);
+  dmtest::enable_opencv_exr();  // cv::imwrite below; the loader switches the codec on for itself
   const auto mask_file = dir / "m.png";
   ASSERT_TRUE(cv::imwrite(depth_file.string(), depth, params)) << "OpenCV could not write " << kind;
   ASSERT_TRUE(cv::imwrite(mask_file.string(), mask_all_but_last()));

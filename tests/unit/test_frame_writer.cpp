@@ -53,8 +53,6 @@ std::unique_ptr<dm::MemoryBackend> cpu_backend() {
   return dm::make_backend(dm::BackendChoice{dm::BackendKind::Cpu, 0, "test", false}, dm::PlatformInfo{});
 }
 
-void enable_exr_reading() { ::setenv("OPENCV_IO_ENABLE_OPENEXR", "1", 0); }
-
 std::string text_of(const fs::path& p) {
   const auto b = dmtest::read_bytes(p);
   return std::string(b.begin(), b.end());
@@ -187,7 +185,7 @@ dm::FrameEntry entry_for(const fs::path& dir, const std::string& id) {
 // EXR
 
 TEST(Exr, ReadsBackBitIdenticalFloat32) {
-  enable_exr_reading();
+  dmtest::enable_opencv_exr();
   TempDir tmp;
   cv::Mat m(31, 33, CV_32FC1);
   const float specials[] = {
@@ -204,7 +202,7 @@ TEST(Exr, ReadsBackBitIdenticalFloat32) {
 }
 
 TEST(Exr, NanStaysNan) {
-  enable_exr_reading();
+  dmtest::enable_opencv_exr();
   cv::Mat m(2, 3, CV_32FC1, cv::Scalar(kNaN));
   m.at<float>(0, 1) = 1.25f;
   const auto bytes = dm::encode_exr(m);
@@ -408,7 +406,7 @@ TEST(Ply, MissingOrMismatchedIntrinsicsFailTheFrameClearly) {
 // Every format at once, and the JSON sidecar
 
 TEST(FrameWriter, AllFormatsReadBackAndTheSidecarDescribesThem) {
-  enable_exr_reading();
+  dmtest::enable_opencv_exr();
   TempDir tmp;
   const HandFrame h;
   auto be = cpu_backend();

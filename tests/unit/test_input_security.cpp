@@ -205,7 +205,8 @@ TEST(InputLimits, PngHeaderClaiming100000x100000IsRefusedBeforeDecoding) {
 TEST(InputLimits, ConfiguredPixelLimitAppliesToPngTiffExrAndJpegHeaders) {
   Frame fr;
   auto backend = cpu_backend();
-  dm::FrameSlot slot(*backend);                             // enables OpenCV's EXR codec
+  dm::FrameSlot slot(*backend);
+  dmtest::enable_opencv_exr();                              // the cv::imwrite of an EXR below
   slot.set_limits(dm::InputLimits{uint64_t{1} << 30, 47});  // the fixtures are 8x6 = 48 pixels
   EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { slot.load(fr.f, false); }), "is a PNG image of 8x6 pixels"));
   cv::Mat f32(dmfix::kH, dmfix::kW, CV_32FC1, cv::Scalar(1.5f));

@@ -91,6 +91,12 @@ size_t frames_in_flight(const Config& config, const MemoryBackend& backend);
 // device error stops the batch (PlatformError). Throws InputError when no frame can be listed and
 // OutputError when the output folder cannot be written at all (at the start); an output that fails
 // later fails its frame, a manifest that cannot be saved at the end sets manifest_error.
+// Process-wide while it runs (docs/ARCHITECTURE.md, "Process-wide state"): with run.threads set, the
+// frames run in a task_arena of run.threads slots, and when run.threads is above oneTBB's active
+// max_allowed_parallelism (by default the machine's hardware threads) a tbb::global_control raises
+// that limit to run.threads until run_batch returns, so the process's other oneTBB work may use that
+// many workers meanwhile. It never lowers the limit and cannot lift a lower one the host holds (oneTBB
+// applies the smallest of the global_controls alive); without run.threads it changes nothing.
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice,
                      RunObserver* observer = nullptr, const std::atomic<bool>* stop = nullptr);
 

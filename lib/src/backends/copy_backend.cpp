@@ -1,7 +1,6 @@
 // copy: device buffers (cudaMalloc) + pinned host staging (detail/pinned_host.h); async H2D/D2H on
 // the backend's stream. Best on discrete GPUs, where the kernel then reads HBM instead of the bus.
 // Large frames go in row bands whose uploads, kernels and downloads overlap (backends/copy_bands.h).
-#include <spdlog/spdlog.h>
 
 #include "backends/copy_bands.h"
 #include "depthmask/errors.h"

@@ -20,6 +20,9 @@ struct ImageSize {
 // these formats or the header is cut short or malformed (the decoder then reports it).
 std::optional<ImageSize> image_size(const uint8_t* data, size_t size);
 
+// Whether the bytes begin as an OpenEXR file does (its magic number 76 2f 31 01).
+bool is_exr(const uint8_t* data, size_t size);
+
 // Throws InputError "<what> file '<file>' ..." when the header claims 0 pixels or more than
 // `max_pixels` (input.max_image_pixels). Bytes of no known format pass: their decoder decides.
 void check_image_size(const uint8_t* data, size_t size, uint64_t max_pixels, const std::string& what,

@@ -13,7 +13,6 @@
 // paired by a StreamPairer within live.sync.tolerance_ms; a frame without its partner is dropped and
 // counted (unpaired()). No registration is applied: depth stays in the depth camera's frame.
 #include <OpenNI.h>
-#include <spdlog/spdlog.h>
 #include <opencv2/imgproc.hpp>
 
 #include <cmath>
@@ -22,6 +21,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/stream_pairer.h"
 #include "live/pacing.h"
@@ -93,7 +93,7 @@ class OpenNi2Source final : public LiveSource {
                 "openni2 source '" << uri_.text
                                    << "': no OpenNI2 device is attached (OpenNI2 lists none; is the camera "
                                    << "plugged in and its driver in OpenNI2's Drivers folder?)");
-      spdlog::info("openni2: devices: {}", devices);
+      detail::log().info("openni2: devices: {}", devices);
     }
     DM_EXPECT(device_.open(path.empty() ? openni::ANY_DEVICE : path.c_str()) == openni::STATUS_OK, InputError,
               "openni2 source '" << uri_.text << "': cannot open "
@@ -106,7 +106,7 @@ class OpenNi2Source final : public LiveSource {
     if (color_on_) {
       start(color_, openni::SENSOR_COLOR, openni::PIXEL_FORMAT_RGB888, "color");
       if (device_.setDepthColorSyncEnabled(true) != openni::STATUS_OK)
-        spdlog::warn("openni2: the device does not synchronise depth and color; pairing by timestamp only");
+        detail::log().warn("openni2: the device does not synchronise depth and color; pairing by timestamp only");
     }
     pairer_ = std::make_unique<StreamPairer>(color_on_ ? 2 : 1, tolerance_, 8);
     pending_[0].clear();
@@ -192,7 +192,7 @@ class OpenNi2Source final : public LiveSource {
                            << want_fps << " in format " << static_cast<int>(format) << "; it offers: " << offered);
     DM_EXPECT(s.start() == openni::STATUS_OK, InputError,
               describe() << ": the " << what << " stream does not start: " << openni::OpenNI::getExtendedError());
-    spdlog::info("openni2: {} stream {}", what, describe_mode(s.getVideoMode()));
+    detail::log().info("openni2: {} stream {}", what, describe_mode(s.getVideoMode()));
   }
 
   // The image of `handle` on stream k; the older ones there are past pairing.

@@ -1,11 +1,12 @@
 #include "live/preview.h"
 
 #include <dlfcn.h>
-#include <spdlog/spdlog.h>
 #include <opencv2/highgui.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <cstdlib>
+
+#include "depthmask/detail/log.h"
 
 namespace depthmask::live_detail {
 
@@ -52,7 +53,7 @@ std::string preview_unavailable_reason() {
 
 Preview::Preview(const Config& c) : lo_(c.depth.min), hi_(c.depth.max) {
   if (const std::string why = preview_unavailable_reason(); !why.empty()) {
-    spdlog::warn("live.preview: {}: the preview is off; masking goes on", why);
+    detail::log().warn("live.preview: {}: the preview is off; masking goes on", why);
     return;
   }
   on_ = true;
@@ -64,12 +65,12 @@ Preview::~Preview() {
     cv::destroyWindow(kWindow);
     cv::waitKey(1);
   } catch (const cv::Exception& e) {
-    spdlog::debug("live.preview: closing the window: {}", e.what());
+    detail::log().debug("live.preview: closing the window: {}", e.what());
   }
 }
 
 void Preview::turn_off(const std::string& why) {
-  spdlog::warn("live.preview: {}: the preview is off; masking goes on", why);
+  detail::log().warn("live.preview: {}: the preview is off; masking goes on", why);
   on_ = false;
 }
 
@@ -91,8 +92,8 @@ void Preview::pump() {
     if (!window_) {
       cv::namedWindow(kWindow, cv::WINDOW_AUTOSIZE);
       window_ = true;
-      spdlog::info("live.preview: showing the masked depth ({:.2f}..{:.2f} m colour-mapped; black = masked out)", lo_,
-                   hi_);
+      detail::log().info("live.preview: showing the masked depth ({:.2f}..{:.2f} m colour-mapped; black = masked out)",
+                         lo_, hi_);
     }
     bool got = false;
     {
@@ -110,7 +111,7 @@ void Preview::pump() {
     }
     cv::waitKey(1);  // draws and handles the window's events
     if (shown_ > 0 && cv::getWindowProperty(kWindow, cv::WND_PROP_VISIBLE) < 1) {
-      spdlog::info("live.preview: the window was closed; masking goes on");
+      detail::log().info("live.preview: the window was closed; masking goes on");
       on_ = false;
     }
   } catch (const cv::Exception& e) {

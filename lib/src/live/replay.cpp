@@ -20,7 +20,6 @@
 // run of same-sized frames allocates no image memory after the first pass through the ring (the codec's own small
 // allocations aside). A slot whose images are still held by a caller (a CapturedFrame kept past the next read()) gets
 // new ones instead of being overwritten.
-#include <spdlog/spdlog.h>
 #include <tbb/info.h>
 #include <opencv2/imgcodecs.hpp>
 
@@ -33,10 +32,12 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
 #include "depthmask/stream_pairer.h"
+#include "detail/exr_codec.h"
 #include "layouts/readers.h"
 #include "live/pacing.h"
 #include "live/uri.h"
@@ -79,6 +80,7 @@ void decode_file(const fs::path& file, int flags, const char* what, const std::s
     throw InputError("replay source '" + uri + "': " + e.what());
   }
   reclaim(out);
+  detail::enable_exr_codec_for(bytes.data(), bytes.size());
   if (cv::imdecode(bytes, flags, &out).empty())
     throw InputError("replay source '" + uri + "': cannot decode " + what + " file '" + file.string() + "'");
 }
@@ -224,8 +226,8 @@ class ReplaySource final : public LiveSource {
     }
     timed_ = !frames_.empty();
     for (const auto& f : frames_) timed_ = timed_ && f.timestamp >= 0;
-    spdlog::info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
-                 frames_.size(), layout_reason_, pacing(), ring_.size());
+    detail::log().info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
+                       frames_.size(), layout_reason_, pacing(), ring_.size());
     {
       std::lock_guard<std::mutex> lock(m_);
       for (Decoded& d : ring_) {

@@ -1,7 +1,5 @@
 #include "depthmask/live_runner.h"
 
-#include <spdlog/spdlog.h>
-
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
@@ -16,9 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/detail/log.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
+#include "detail/exr_codec.h"
 #include "detail/frame_failure.h"
 #include "live/fixed_size.h"
 #include "live/preview.h"
@@ -51,7 +51,7 @@ MaskParams live_mask_params(const Config& c) {
   if (const auto& band = c.live.mask.depth_band) {
     const double lo = std::max(c.depth.min, band->min), hi = std::min(c.depth.max, band->max);
     if (lo > hi)
-      spdlog::warn(
+      detail::log().warn(
           "live: live.mask.depth_band [{}, {}] m lies outside depth.min..depth.max [{}, {}] m: nothing is kept",
           band->min, band->max, c.depth.min, c.depth.max);
     set_depth_range(p, c.depth.scale, lo, hi);
@@ -64,6 +64,7 @@ cv::Mat read_static_mask(const std::filesystem::path& file) {
   std::error_code ec;
   DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
             "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
+  detail::enable_exr_codec_for(file);
   const cv::Mat m = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
   DM_EXPECT(!m.empty(), InputError,
             "config key 'live.mask.static': '" << file.string()
@@ -104,8 +105,8 @@ class FailureLog {
     if (v.failure == Failure::Resource) ++resource_;
     const uint64_t n = ++count_;
     if (n <= 5 || n % 100 == 0)
-      spdlog::error("live frame {} ({}, {}): {}{}", meta.id, stage, to_string(v.failure), v.message,
-                    n == 5 ? " (further failures: every 100th)" : "");
+      detail::log().error("live frame {} ({}, {}): {}{}", meta.id, stage, to_string(v.failure), v.message,
+                          n == 5 ? " (further failures: every 100th)" : "");
     return nullptr;
   }
   uint64_t resource() const { return resource_.load(); }
@@ -133,14 +134,14 @@ class Runner {
     DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
     if (!c.live.mask.static_file.empty()) {
       static_mask_ = read_static_mask(c.live.mask.static_file);
-      spdlog::info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
-                   static_mask_.rows);
+      detail::log().info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
+                         static_mask_.rows);
     }
     const std::optional<ColorKey> key = color_key_of(c);
     if (key)
-      spdlog::info("live: colour key h [{}, {}] s [{}, {}] v [{}, {}], keep {}, on the {}", key->h_min, key->h_max,
-                   key->s_min, key->s_max, key->v_min, key->v_max, key->keep_inside ? "inside" : "outside",
-                   b.device_executes() ? "GPU" : "CPU");
+      detail::log().info("live: colour key h [{}, {}] s [{}, {}] v [{}, {}], keep {}, on the {}", key->h_min,
+                         key->h_max, key->s_min, key->s_max, key->v_min, key->v_max,
+                         key->keep_inside ? "inside" : "outside", b.device_executes() ? "GPU" : "CPU");
     pool_.reserve(static_cast<size_t>(c.live.buffers));
     free_.reserve(static_cast<size_t>(c.live.buffers));
     for (int i = 0; i < c.live.buffers; ++i) {
@@ -154,7 +155,7 @@ class Runner {
     }
     if (!c.live.publish.empty()) {
       publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
-      spdlog::info("live: publishing on {}", c.live.publish);
+      detail::log().info("live: publishing on {}", c.live.publish);
     }
     if (c.live.preview) preview_ = std::make_unique<live_detail::Preview>(c);
   }
@@ -164,8 +165,8 @@ class Runner {
     source_.open();
     unpaired_seen_ = source_.unpaired();
     s_.source = source_.describe();
-    spdlog::info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers,
-                 to_string(backend_.kind()), to_string(c_.live.overflow));
+    detail::log().info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers,
+                       to_string(backend_.kind()), to_string(c_.live.overflow));
     t0_ = Clock::now();
     std::thread capture([this] { guarded([this] { capture_loop(); }); });
     std::thread mask([this] { guarded([this] { mask_loop(); }); });
@@ -247,7 +248,7 @@ class Runner {
         next_stats = now + interval;
         const uint64_t source_errors = s_.source_errors;
         lock.unlock();
-        spdlog::info(
+        detail::log().info(
             "live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} unpaired {} failed, {} source "
             "error(s)",
             st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.drops_unpaired, st.failed,
@@ -267,7 +268,7 @@ class Runner {
 
   // After a read() failure: reopen with back-off until it works or the run stops. False when stopped.
   bool reconnect(const std::exception& first) {
-    spdlog::warn("live: source failed: {}; reconnecting", first.what());
+    detail::log().warn("live: source failed: {}; reconnecting", first.what());
     double delay = 0.1;
     for (;;) {
       if (wait_or_stop(std::chrono::duration<double>(delay))) return false;
@@ -275,7 +276,7 @@ class Runner {
         source_.open();
         std::lock_guard<std::mutex> lock(m_);
         ++s_.reconnects;
-        spdlog::info("live: source reopened ({} reconnect(s))", s_.reconnects);
+        detail::log().info("live: source reopened ({} reconnect(s))", s_.reconnects);
         return true;
       } catch (const std::exception& e) {
         {
@@ -283,7 +284,7 @@ class Runner {
           ++s_.source_errors;
         }
         delay = std::min(delay * 2, c_.live.reconnect_max);
-        spdlog::warn("live: reopening the source failed: {}; next try in {:.1f} s", e.what(), delay);
+        detail::log().warn("live: reopening the source failed: {}; next try in {:.1f} s", e.what(), delay);
       }
     }
   }
@@ -334,7 +335,7 @@ class Runner {
       if (!got) {
         std::lock_guard<std::mutex> lock(m_);
         s_.source_ended = true;
-        spdlog::info("live: the source ended after {} frame(s)", s_.captured);
+        detail::log().info("live: the source ended after {} frame(s)", s_.captured);
         break;
       }
       if (frame.captured == Clock::time_point{}) frame.captured = Clock::now();

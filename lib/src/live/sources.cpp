@@ -15,7 +15,6 @@
 //
 // Pacing: a frame is due one period after the previous one; a source that falls behind does not
 // burst to catch up (the next frame is due a period after the late one). fps=0: as fast as possible.
-#include <spdlog/spdlog.h>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
 #include <opencv2/videoio/registry.hpp>
