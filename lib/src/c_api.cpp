@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "depthmask/errors.h"
+#include "depthmask/logging.h"
 #include "depthmask/masker.h"
 #include "depthmask/version.h"
 
@@ -159,6 +160,17 @@ const char* dm_version(void) { return DEPTHMASK_VERSION; }
 int dm_abi_version(void) { return DM_ABI_VERSION; }
 int dm_cuda_built(void) { return DEPTHMASK_HAVE_CUDA ? 1 : 0; }
 const char* dm_last_error(void) { return t_error.c_str(); }
+
+void dm_set_log_callback(dm_log_fn fn, void* user, int min_level) {
+  (void)guarded([&] {
+    if (fn == nullptr) {
+      set_log_callback(nullptr, min_level);
+      return;
+    }
+    // The line is NUL-terminated (logging.h), so it goes to C as it is.
+    set_log_callback([fn, user](int level, std::string_view line) { fn(user, level, line.data()); }, min_level);
+  });
+}
 
 int dm_masker_open(const char* config_path, const char* config_yaml, const char* const* overrides, size_t n_overrides,
                    dm_masker** out) {

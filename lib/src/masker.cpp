@@ -11,6 +11,10 @@
 #include <optional>
 #include <sstream>
 
+#if DEPTHMASK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/kernels/mask_kernel.h"
@@ -166,6 +170,27 @@ MaskJob job_of(const ImageRef& depth, const ImageRef& mask, const ImageRef& out,
   job.cols = static_cast<int>(out.cols);
   return job;
 }
+
+// Restores the calling thread's current CUDA device on the way out: a device call makes the backend's
+// device current for its launches, and leaves the host program's choice as it found it.
+class KeepCurrentDevice {
+ public:
+  KeepCurrentDevice() noexcept {
+#if DEPTHMASK_HAVE_CUDA
+    if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1;
+#endif
+  }
+  ~KeepCurrentDevice() {
+#if DEPTHMASK_HAVE_CUDA
+    if (device_ >= 0) (void)cudaSetDevice(device_);
+#endif
+  }
+  KeepCurrentDevice(const KeepCurrentDevice&) = delete;
+  KeepCurrentDevice& operator=(const KeepCurrentDevice&) = delete;
+
+ private:
+  int device_ = -1;
+};
 
 std::string shape_of(const ImageRef& v) {
   std::ostringstream s;
@@ -361,6 +386,8 @@ void Masker::mask(const ImageRef& depth, const ImageRef& mask, const ImageRef& o
     DM_EXPECT(color->memory == MemoryKind::Host && color->frames == 1 && depth.frames == 1, InputError,
               "color must be one host image (a colour key runs on single host frames)");
   }
+  std::optional<KeepCurrentDevice> keep;
+  if (impl_->opened.backend->device_executes()) keep.emplace();
   if (on_device)
     impl_->mask_device(depth, mask, out, stream);
   else

@@ -66,8 +66,7 @@ TEST_P(MaskerGpu, HostFramesEqualTheCpuBackend) {
     for (const cv::Size size : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(31, 33), cv::Size(640, 480)}) {
       cv::Mat depth, mask;
       random_frame(size.height, size.width, size.area() + type, type, depth, mask);
-      EXPECT_TRUE(dmtest::same_pixels(cpu_->mask(depth, mask), gpu_->mask(depth, mask)))
-          << size << " type " << type;
+      EXPECT_TRUE(dmtest::same_pixels(cpu_->mask(depth, mask), gpu_->mask(depth, mask))) << size << " type " << type;
     }
 }
 
@@ -135,8 +134,8 @@ TEST_P(MaskerGpu, RefusesDeviceArraysOfAnotherDeviceOrThatNeedHostPasses) {
   small.rows = 4;
   dm::ImageRef small_out = oo;
   small_out.rows = 4;
-  dm::Masker registering = dm::Masker::from_yaml(
-      "registration: {mode: resample}\n", {"backend.kind=" + std::string(dm::to_string(GetParam()))});
+  dm::Masker registering = dm::Masker::from_yaml("registration: {mode: resample}\n",
+                                                 {"backend.kind=" + std::string(dm::to_string(GetParam()))});
   EXPECT_THROW(registering.mask(dd, small, small_out), dm::ConfigError);
 }
 

@@ -32,11 +32,12 @@ TEST(MaskerCli, ApcFramesEqualTheCliOutputs) {
     ++frames;
   }
   ASSERT_GT(frames, 0);
-  dmcli::write_text(tmp / "apc.yaml",
-                    "input: {root: apc, depth: \"frame-{id}.depth.png\", mask: \"segm/frame-{id}.segm.png\", color: null}\n"
-                    "depth: {scale: 0.0001, max: 1.5}\n"
-                    "mask: {labels: [114, 1, 7], erode: 2}\n"
-                    "output: {dir: out, format: tiff}\n");
+  dmcli::write_text(
+      tmp / "apc.yaml",
+      "input: {root: apc, depth: \"frame-{id}.depth.png\", mask: \"segm/frame-{id}.segm.png\", color: null}\n"
+      "depth: {scale: 0.0001, max: 1.5}\n"
+      "mask: {labels: [114, 1, 7], erode: 2}\n"
+      "output: {dir: out, format: tiff}\n");
   const auto r = run_depthmask("run --config " + q(tmp / "apc.yaml") + " --backend cpu");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The configuration the CLI ran with, its layout's defaults included.

@@ -82,7 +82,8 @@ TEST(CApi, StatusCodesAndMessagesPerFailureClass) {
   const char* cpu[] = {"backend.kind=cpu"};
   ASSERT_EQ(dm_masker_open(nullptr, nullptr, cpu, 1, &h.m), DM_OK);
   cv::Mat depth(4, 4, CV_16UC1, cv::Scalar(1000)), mask(4, 4, CV_8UC1, cv::Scalar(1)), out(4, 4, CV_32FC1);
-  dm_image d = image_of(depth, DM_DTYPE_UINT16), k = image_of(mask, DM_DTYPE_UINT8), o = image_of(out, DM_DTYPE_FLOAT32);
+  dm_image d = image_of(depth, DM_DTYPE_UINT16), k = image_of(mask, DM_DTYPE_UINT8),
+           o = image_of(out, DM_DTYPE_FLOAT32);
   dm_image bad = d;
   bad.dtype = 99;
   EXPECT_EQ(dm_masker_mask(h.m, &bad, &k, nullptr, &o, nullptr), DM_ERROR_INPUT);

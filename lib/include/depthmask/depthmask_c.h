@@ -88,7 +88,8 @@ DM_API const char* dm_last_error(void);
 typedef void (*dm_log_fn)(void* user, int level, const char* message);
 /** Routes the library's log lines at `min_level` and above to `fn` (from any of the library's threads,
  *  one line at a time) instead of stderr; NULL restores stderr. Process-wide: the library's own
- *  logger, never the host program's. */
+ *  logger, never the host program's. `fn` must not call this function or cause the library to log
+ *  (it would wait for itself); once this returns, the previous callback is no longer called. */
 DM_API void dm_set_log_callback(dm_log_fn fn, void* user, int min_level);
 
 /** Opens a masker: the configuration from `config_path` (a YAML file) or `config_yaml` (YAML text), at
