@@ -35,8 +35,8 @@ TEST(MaskerCli, ApcFramesEqualTheCliOutputs) {
   dmcli::write_text(
       tmp / "apc.yaml",
       "input: {root: apc, depth: \"frame-{id}.depth.png\", mask: \"segm/frame-{id}.segm.png\", color: null}\n"
-      "depth: {scale: 0.0001, max: 1.5}\n"
-      "mask: {labels: [114, 1, 7], erode: 2}\n"
+      "depth: {scale: 0.0001, max: 6}\n"
+      "mask: {labels: [114, 1, 7], erode: 1}\n"
       "output: {dir: out, format: tiff}\n");
   const auto r = run_depthmask("run --config " + q(tmp / "apc.yaml") + " --backend cpu");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -45,6 +45,7 @@ TEST(MaskerCli, ApcFramesEqualTheCliOutputs) {
   std::vector<std::string> kinds{"cpu"};
   if (dmtest::gpu_unavailable_reason().empty()) kinds.insert(kinds.end(), {"copy", "zero_copy", "managed"});
   for (const std::string& kind : kinds) {
+    int kept = 0;
     dm::Config c = cfg;
     dm::apply_overrides(c, {dm::parse_override("backend.kind=" + kind)});
     dm::Masker masker(c);
@@ -53,8 +54,9 @@ TEST(MaskerCli, ApcFramesEqualTheCliOutputs) {
       const cv::Mat depth = cv::imread((root / ("frame-" + id + ".depth.png")).string(), cv::IMREAD_UNCHANGED);
       const cv::Mat segm = cv::imread((root / "segm" / ("frame-" + id + ".segm.png")).string(), cv::IMREAD_UNCHANGED);
       const cv::Mat cli = dmcli::read_tiff(tmp / "out" / (id + ".tiff"));
-      ASSERT_GT(cv::countNonZero(cli), 1000) << "frame " << id << ": the labels keep objects";
+      kept += cv::countNonZero(cli);
       EXPECT_TRUE(dmtest::same_pixels(cli, masker.mask(depth, segm))) << "frame " << id << " on " << kind;
     }
+    EXPECT_GT(kept, 10000) << "the labels keep objects in the frames (else the comparison proves little)";
   }
 }
