@@ -13,6 +13,8 @@
 
 #if DEPTHMASK_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "depthmask/detail/cuda_check.h"
 #endif
 
 #include "depthmask/errors.h"
@@ -171,25 +173,33 @@ MaskJob job_of(const ImageRef& depth, const ImageRef& mask, const ImageRef& out,
   return job;
 }
 
-// Restores the calling thread's current CUDA device on the way out: a device call makes the backend's
-// device current for its launches, and leaves the host program's choice as it found it.
-class KeepCurrentDevice {
+// Makes `device` current on the calling thread for the launches of one call, and gives the thread
+// its previous device back on the way out, so a host program's choice stays as it was. Nothing is
+// set when the device already is current (the usual case: one cudaGetDevice per call).
+class UseDevice {
  public:
-  KeepCurrentDevice() noexcept {
+  explicit UseDevice(int device) {
 #if DEPTHMASK_HAVE_CUDA
-    if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1;
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (previous_ != device) {
+      DM_CUDA(cudaSetDevice(device));
+      restore_ = previous_ >= 0;
+    }
+#else
+    (void)device;
 #endif
   }
-  ~KeepCurrentDevice() {
+  ~UseDevice() {
 #if DEPTHMASK_HAVE_CUDA
-    if (device_ >= 0) (void)cudaSetDevice(device_);
+    if (restore_) (void)cudaSetDevice(previous_);
 #endif
   }
-  KeepCurrentDevice(const KeepCurrentDevice&) = delete;
-  KeepCurrentDevice& operator=(const KeepCurrentDevice&) = delete;
+  UseDevice(const UseDevice&) = delete;
+  UseDevice& operator=(const UseDevice&) = delete;
 
  private:
-  int device_ = -1;
+  int previous_ = -1;
+  bool restore_ = false;
 };
 
 std::string shape_of(const ImageRef& v) {
@@ -293,7 +303,7 @@ void Masker::Impl::mask_device(const ImageRef& depth, const ImageRef& mask, cons
             "registration (registration.mode, depth " << shape_of(depth) << " onto mask " << shape_of(mask)
                                                       << ") runs on host frames only: pass host arrays");
   if (out.rows == 0 || out.cols == 0) return;
-  backend.make_current();
+  const UseDevice use(opened.choice.device);
   if (depth.frames == 1) {
     launch_mask(job_of(depth, mask, out, 0), params, stream);
     return;
@@ -386,8 +396,9 @@ void Masker::mask(const ImageRef& depth, const ImageRef& mask, const ImageRef& o
     DM_EXPECT(color->memory == MemoryKind::Host && color->frames == 1 && depth.frames == 1, InputError,
               "color must be one host image (a colour key runs on single host frames)");
   }
-  std::optional<KeepCurrentDevice> keep;
-  if (impl_->opened.backend->device_executes()) keep.emplace();
+  // The slot path's passes make the backend's device current (run_and_wait); the thread gets its own back.
+  std::optional<UseDevice> use;
+  if (impl_->opened.backend->device_executes() && !on_device) use.emplace(impl_->opened.choice.device);
   if (on_device)
     impl_->mask_device(depth, mask, out, stream);
   else

@@ -18,7 +18,8 @@ from depthmask import _native
 HEADER = "lib/include/depthmask/depthmask_c.h"
 
 
-def test_dm_image_layout_matches_header(repo, tmp_path):
+def test_dm_image_layout_matches_header(source_tree, tmp_path):
+    repo = source_tree
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler to read dm_image's layout from the header")
@@ -38,12 +39,14 @@ def test_dm_image_layout_matches_header(repo, tmp_path):
         assert int(got[f]) == getattr(_native.DmImage, f).offset, f
 
 
-def test_every_header_function_is_declared(repo):
+def test_every_header_function_is_declared(source_tree):
+    repo = source_tree
     declared = set(re.findall(r"DM_API\s+[\w\s\*]+?\b(dm_\w+)\s*\(", (repo / HEADER).read_text()))
     assert declared == set(_native._SIGNATURES)
 
 
-def test_status_codes_match_header(repo):
+def test_status_codes_match_header(source_tree):
+    repo = source_tree
     header = (repo / HEADER).read_text()
     codes = dict((name, int(v)) for name, v in re.findall(r"DM_(ERROR_\w+|OK)\s*=\s*(\d+)", header))
     for cls in (depthmask.InputError, depthmask.ConfigError, depthmask.PlatformError, depthmask.ResourceError,
@@ -53,7 +56,8 @@ def test_status_codes_match_header(repo):
     assert len({c.status for c in depthmask.Error.__subclasses__()}) == len(codes) - 1  # all but DM_OK
 
 
-def test_version_is_the_projects(repo):
+def test_version_is_the_projects(source_tree):
+    repo = source_tree
     project = re.search(r"project\(depthmask VERSION ([\d.]+)", (repo / "CMakeLists.txt").read_text()).group(1)
     assert depthmask.__version__ == project == depthmask._PACKAGE_VERSION
     assert _native.lib.dm_abi_version() == _native.ABI_VERSION
