@@ -45,17 +45,30 @@ def scene(shared_data):
     return shared_data / "apc-vision-toolbox" / "scene-0000"
 
 
+def _backend_usable(kind: str) -> str:
+    """Empty when a Masker on `kind` starts here, else why not."""
+    try:
+        with depthmask.Masker(overrides={"backend.kind": kind}):
+            return ""
+    except depthmask.Error as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("kind", ["cpu", "copy", "zero_copy", "managed"])
 @pytest.mark.parametrize("object_name", [None, "kleenex_tissue_box"])
-def test_cli_and_masker_agree_on_apc(cli, scene, tmp_path, object_name):
+def test_cli_and_masker_agree_on_apc(cli, scene, tmp_path, object_name, kind):
+    why = _backend_usable(kind)
+    if why:
+        pytest.skip(f"backend {kind} does not start here: {why}")
     config = tmp_path / "apc.yaml"
     config.write_text(CONFIG)
     sets = [] if object_name is None else [f"input.object={object_name}"]
     outputs = _cli_run(cli, scene, config, tmp_path / "out", *sets)
-    overrides = {}
+    overrides = {"backend.kind": kind}  # the CLI ran on cpu; the Masker on each backend
     if object_name is not None:  # what the APC layout reads from masks/<object>.thresh.txt
         overrides["mask.threshold_fraction"] = float((scene / "masks" / f"{object_name}.thresh.txt").read_text().split()[0])
     with depthmask.Masker(config, overrides=overrides) as m:
-        assert m.backend == "cpu"
+        assert m.backend == kind
         for npy in outputs:
             frame_id = npy.name.split(".")[0]
             depth = _png(scene / f"frame-{frame_id}.depth.png")

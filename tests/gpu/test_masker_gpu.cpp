@@ -147,24 +147,9 @@ TEST_P(MaskerGpu, EightThreadsOfAThousandCallsEqualTheSerialResults) {
     random_frame(12 + i, 17 + 2 * i, 50 + i, CV_16UC1, depths[i], masks[i]);
     serial[i] = cpu_->mask(depths[i], masks[i]);
   }
-  std::atomic<int> mismatches{0}, errors{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 8; ++t)
-    threads.emplace_back([&, t] {
-      cv::Mat out;
-      for (int call = 0; call < 1000; ++call) {
-        const int i = (t + call) % kInputs;
-        try {
-          gpu_->mask_into(depths[i], masks[i], out);
-          if (!dmtest::same_pixels(serial[i], out)) ++mismatches;
-        } catch (...) {
-          ++errors;
-        }
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(mismatches.load(), 0);
-  EXPECT_EQ(errors.load(), 0);
+  const auto [mismatches, errors] = dmtest::masker_thread_mismatches(*gpu_, depths, masks, serial);
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(errors, 0);
 }
 #endif
 

@@ -11,13 +11,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <opencv2/core.hpp>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #if DEPTHMASK_HAVE_CUDA
@@ -40,6 +43,31 @@ inline ::testing::AssertionResult same_pixels(const cv::Mat& gold, const cv::Mat
         return ::testing::AssertionFailure() << "pixel (" << x << ", " << y << "): cpu " << a << " gpu " << b;
     }
   return ::testing::AssertionSuccess();
+}
+
+// `threads` threads, each making `calls` calls of masker.mask_into() over the inputs in turn: how many
+// results differed from `serial` (bit for bit) and how many calls threw. One Masker, shared.
+template <class MaskerT>
+std::pair<int, int> masker_thread_mismatches(MaskerT& masker, const std::vector<cv::Mat>& depths,
+                                             const std::vector<cv::Mat>& masks, const std::vector<cv::Mat>& serial,
+                                             int threads = 8, int calls = 1000) {
+  std::atomic<int> mismatches{0}, errors{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      cv::Mat out;
+      for (int call = 0; call < calls; ++call) {
+        const size_t i = static_cast<size_t>(t + call) % depths.size();
+        try {
+          masker.mask_into(depths[i], masks[i], out);
+          if (!same_pixels(serial[i], out)) ++mismatches;
+        } catch (...) {
+          ++errors;
+        }
+      }
+    });
+  for (auto& th : pool) th.join();
+  return {mismatches.load(), errors.load()};
 }
 
 // The CPU loop's masked depth (the gold) for host `depth` and `mask` (their steps respected); the

@@ -200,24 +200,9 @@ TEST(Masker, EightThreadsOfAThousandCallsEqualTheSerialResults) {
     random_frame(24 + i, 31 + 2 * i, 20 + i, depths[i], masks[i]);
     serial[i] = m.mask(depths[i], masks[i]);
   }
-  std::atomic<int> mismatches{0}, errors{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 8; ++t)
-    threads.emplace_back([&, t] {
-      cv::Mat out;
-      for (int call = 0; call < 1000; ++call) {
-        const int i = (t + call) % kInputs;
-        try {
-          m.mask_into(depths[i], masks[i], out);
-          if (!bit_equal(out, serial[i])) ++mismatches;
-        } catch (...) {
-          ++errors;
-        }
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(mismatches.load(), 0);
-  EXPECT_EQ(errors.load(), 0);
+  const auto [mismatches, errors] = dmtest::masker_thread_mismatches(m, depths, masks, serial);
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(errors, 0);
 }
 
 TEST(Masker, RunsTheBatchWithProgressAndCancel) {
