@@ -7,9 +7,7 @@
 
 #include <opencv2/core.hpp>
 
-#include <atomic>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "depthmask/bench/scratch_dir.h"
@@ -34,13 +32,6 @@ void random_frame(int rows, int cols, int seed, cv::Mat& depth, cv::Mat& mask) {
   mask.create(rows, cols, CV_8UC1);
   rng.fill(depth, cv::RNG::UNIFORM, 0, 4000);
   rng.fill(mask, cv::RNG::UNIFORM, 0, 3);
-}
-
-bool bit_equal(const cv::Mat& a, const cv::Mat& b) {
-  if (a.size() != b.size() || a.type() != b.type()) return false;
-  for (int y = 0; y < a.rows; ++y)
-    if (std::memcmp(a.ptr(y), b.ptr(y), a.cols * a.elemSize()) != 0) return false;
-  return true;
 }
 
 dm::ImageRef stack_ref(cv::Mat& m, int frames, int rows, int cols, dm::PixelType t) {
@@ -85,7 +76,7 @@ TEST(Masker, WritesIntoTheCallersBufferInPlace) {
   const uchar* before = out.data;
   m.mask_into(depth, mask, out);
   EXPECT_EQ(out.data, before);
-  EXPECT_TRUE(bit_equal(out, m.mask(depth, mask)));
+  EXPECT_TRUE(dmtest::same_pixels(out, m.mask(depth, mask)));
   EXPECT_EQ(big.at<float>(0, 0), 5.0f);  // nothing outside the ROI written
 }
 
@@ -103,13 +94,13 @@ TEST(Masker, MasksStacksWithOneMaskOrOnePerFrame) {
          stack_ref(outs, n, rows, cols, dm::PixelType::F32));
   for (int i = 0; i < n; ++i) {
     const cv::Mat d = depths.rowRange(i * rows, (i + 1) * rows), k = masks.rowRange(i * rows, (i + 1) * rows);
-    EXPECT_TRUE(bit_equal(outs.rowRange(i * rows, (i + 1) * rows), m.mask(d, k))) << "frame " << i;
+    EXPECT_TRUE(dmtest::same_pixels(outs.rowRange(i * rows, (i + 1) * rows), m.mask(d, k))) << "frame " << i;
   }
   // One mask (frames 1) for the whole stack.
   dm::ImageRef one = stack_ref(masks, 1, rows, cols, dm::PixelType::U8);
   m.mask(stack_ref(depths, n, rows, cols, dm::PixelType::U16), one, stack_ref(outs, n, rows, cols, dm::PixelType::F32));
   for (int i = 0; i < n; ++i)
-    EXPECT_TRUE(bit_equal(outs.rowRange(i * rows, (i + 1) * rows),
+    EXPECT_TRUE(dmtest::same_pixels(outs.rowRange(i * rows, (i + 1) * rows),
                           m.mask(depths.rowRange(i * rows, (i + 1) * rows), masks.rowRange(0, rows))));
 }
 
@@ -123,7 +114,7 @@ TEST(Masker, BoolMasksReadAsEightBit) {
   k.type = dm::PixelType::Bool;
   cv::Mat out(8, 8, CV_32FC1);
   m.mask(d, k, dm::ImageRef::of(out));
-  EXPECT_TRUE(bit_equal(out, m.mask(depth, ones)));
+  EXPECT_TRUE(dmtest::same_pixels(out, m.mask(depth, ones)));
 }
 
 TEST(Masker, RefusesEveryBadViewWithAnInputError) {
