@@ -101,7 +101,7 @@ TEST(Masker, MasksStacksWithOneMaskOrOnePerFrame) {
   m.mask(stack_ref(depths, n, rows, cols, dm::PixelType::U16), one, stack_ref(outs, n, rows, cols, dm::PixelType::F32));
   for (int i = 0; i < n; ++i)
     EXPECT_TRUE(dmtest::same_pixels(outs.rowRange(i * rows, (i + 1) * rows),
-                          m.mask(depths.rowRange(i * rows, (i + 1) * rows), masks.rowRange(0, rows))));
+                                    m.mask(depths.rowRange(i * rows, (i + 1) * rows), masks.rowRange(0, rows))));
 }
 
 TEST(Masker, BoolMasksReadAsEightBit) {
