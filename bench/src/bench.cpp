@@ -147,26 +147,25 @@ double mask_kept_fraction(const cv::Mat& mask, const MaskParams& p) {
   return mask.total() > 0 ? static_cast<double>(kept) / static_cast<double>(mask.total()) : 0.0;
 }
 
-// One file of --real-frame, read as the batch loader reads (read_image_file: its checks and bounds).
-cv::Mat read_real_image(const std::string& path, const std::string& what) {
-  std::vector<uint8_t> bytes;
+// One file of --real-frame, read as the batch loader reads (ImageReader: its bounds, decoders and checks).
+cv::Mat read_real_image(const std::string& path, ImageRole role) {
+  ImageReader reader(input_limits(Config{}));
+  cv::Mat m;
   try {
-    read_image_file(path, what, bytes, input_limits(Config{}));
+    reader.read(path, role, m);
   } catch (const InputError& e) {
     throw InputError(std::string("--real-frame: ") + e.what());
   }
-  const cv::Mat m = cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
-  DM_EXPECT(!m.empty(), InputError, "--real-frame: cannot decode the " << what << " image " << path);
   return m;
 }
 
 // The recorded frame of --real-frame: 16-bit depth (also as float metres, x 0.001) and an 8-bit mask
 // of the same size.
 SizeImages load_real_frame(const std::string& depth_path, const std::string& mask_path) {
-  const cv::Mat d = read_real_image(depth_path, "depth");
+  const cv::Mat d = read_real_image(depth_path, ImageRole::Depth);
   DM_EXPECT(d.type() == CV_16UC1, InputError,
             "--real-frame: " << depth_path << " is not a 16-bit single-channel depth image");
-  const cv::Mat m = read_real_image(mask_path, "mask");
+  const cv::Mat m = read_real_image(mask_path, ImageRole::Mask);
   DM_EXPECT(m.type() == CV_8UC1, InputError, "--real-frame: " << mask_path << " is not an 8-bit single-channel mask");
   DM_EXPECT(m.size() == d.size(), InputError,
             "--real-frame: the mask " << mask_path << " is " << m.cols << "x" << m.rows << ", the depth " << depth_path

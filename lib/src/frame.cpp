@@ -1,69 +1,17 @@
 #include "depthmask/frame.h"
 
-#include <opencv2/imgcodecs.hpp>
-
 #include <cstring>
-#include <fstream>
 
 #include "depthmask/config.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 #include "depthmask/registration.h"
-#include "detail/exr_codec.h"
-#include "detail/image_header.h"
 #include "detail/pass_runner.h"
-#include "detail/png_palette.h"
 
 namespace fs = std::filesystem;
 
 namespace depthmask {
-
-namespace {
-
-std::string type_name(const cv::Mat& m) {
-  const char* depth_names[] = {"8-bit unsigned", "8-bit signed", "16-bit unsigned", "16-bit signed",
-                               "32-bit signed",  "32-bit float", "64-bit float",    "16-bit float"};
-  const int d = m.depth();
-  return std::to_string(m.channels()) + "-channel " + (d >= 0 && d < 8 ? depth_names[d] : "unknown");
-}
-
-}  // namespace
-
-void read_image_file(const fs::path& file, const std::string& what, std::vector<uint8_t>& bytes,
-                     const InputLimits& limits) {
-  std::error_code ec;
-  DM_EXPECT(fs::exists(file, ec), InputError, what << " file '" << file.string() << "' does not exist");
-  DM_EXPECT(!fs::is_directory(file, ec), InputError,
-            what << " file '" << file.string() << "' is a folder, not an image");
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  DM_EXPECT(in, InputError, what << " file '" << file.string() << "' cannot be opened for reading");
-  const std::streamoff n = in.tellg();
-  DM_EXPECT(n > 0, InputError, what << " file '" << file.string() << "' is empty");
-  DM_EXPECT(static_cast<uint64_t>(n) <= limits.max_file_bytes, InputError,
-            what << " file '" << file.string() << "' is " << n << " bytes; expected at most " << limits.max_file_bytes
-                 << " (input.max_file_bytes), so it is not read");
-  bytes.resize(static_cast<size_t>(n));
-  in.seekg(0);
-  DM_EXPECT(in.read(reinterpret_cast<char*>(bytes.data()), n), InputError,
-            what << " file '" << file.string() << "' could not be read completely");
-  detail::check_image_size(bytes.data(), bytes.size(), limits.max_image_pixels, what, file.string());
-}
-
-void check_depth_type(const cv::Mat& m, const std::string& file) {
-  DM_EXPECT(m.type() == CV_16UC1 || m.type() == CV_32FC1, InputError,
-            "depth file '" << file << "' is " << type_name(m)
-                           << "; expected single-channel 16-bit (raw units) or 32-bit float (metres)");
-}
-
-void check_mask_type(const cv::Mat& m, const std::string& file) {
-  DM_EXPECT(
-      m.channels() == 1, InputError,
-      "mask file '" << file << "' has " << m.channels()
-                    << " channels; expected a single-channel 8- or 16-bit mask (binary, labels or probabilities)");
-  DM_EXPECT(m.type() == CV_8UC1 || m.type() == CV_16UC1, InputError,
-            "mask file '" << file << "' is " << type_name(m) << "; expected single-channel 8- or 16-bit");
-}
 
 MaskParams mask_params(const Config& c) {
   MaskParams p;
@@ -113,54 +61,13 @@ MaskParams mask_params(const Config& c, const FrameEntry& f) {
   return p;
 }
 
-// OpenCV allocates a decoded image through the Mat's allocator. This one returns the backend buffer
-// when it is large enough, so the decoder writes straight into pinned/mapped memory. Decoding into an
-// *empty* Mat (rather than a header on last frame's buffer) matters: when OpenCV finds no decoder or
-// fails on a corrupt file it leaves the Mat empty, so stale pixels can never pass as a new frame.
-class BufferMatAllocator final : public cv::MatAllocator {
- public:
-  void set_target(void* p, size_t capacity) {
-    target_ = p;
-    capacity_ = capacity;
-  }
-
-  cv::UMatData* allocate(int dims, const int* sizes, int type, void* data0, size_t* step, cv::AccessFlag flags,
-                         cv::UMatUsageFlags usage) const override {
-    size_t total = CV_ELEM_SIZE(type);
-    for (int i = dims - 1; i >= 0; --i) {
-      if (step) step[i] = total;
-      total *= static_cast<size_t>(sizes[i]);
-    }
-    if (data0 != nullptr || target_ == nullptr || total > capacity_)
-      return cv::Mat::getDefaultAllocator()->allocate(dims, sizes, type, data0, step, flags, usage);
-    auto* u = new cv::UMatData(this);
-    u->data = u->origdata = static_cast<uchar*>(target_);
-    u->size = total;
-    return u;
-  }
-  bool allocate(cv::UMatData* u, cv::AccessFlag, cv::UMatUsageFlags) const override { return u != nullptr; }
-  // The memory belongs to the backend buffer; only the bookkeeping is freed.
-  void deallocate(cv::UMatData* u) const override { delete u; }
-
- private:
-  void* target_ = nullptr;
-  size_t capacity_ = 0;
-};
-
-FrameSlot::FrameSlot(MemoryBackend& backend)
-    : backend_(&backend),
-      stream_(backend.create_stream()),
-      depth_alloc_(std::make_unique<BufferMatAllocator>()),
-      mask_alloc_(std::make_unique<BufferMatAllocator>()) {}
+FrameSlot::FrameSlot(MemoryBackend& backend) : backend_(&backend), stream_(backend.create_stream()) {}
 
 FrameSlot::~FrameSlot() {
   try {  // queued work must not outlive the buffers it uses
     if (backend_->device_executes()) backend_->synchronize(stream());
   } catch (...) {
   }
-  // Release Mats that may hold allocator bookkeeping before the allocators go.
-  depth_.release();
-  mask_.release();
 }
 
 void FrameSlot::release_buffers() noexcept {
@@ -193,50 +100,6 @@ cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
   return hdr;
 }
 
-cv::Mat FrameSlot::decode_into(const std::string& what, const fs::path& file, Buffer& buf, BufferMatAllocator& alloc) {
-  read_image_file(file, what, file_bytes_, limits_);
-  // Indexed-colour PNG masks: palette indices are the labels, and OpenCV would expand them to BGR.
-  if (what == "mask") {
-    const auto png = detail::png_header(file_bytes_.data(), file_bytes_.size());
-    if (png && png->color_type == detail::kPngColorPalette) {
-      // check_image_size() above bounded the header's size (input.max_image_pixels).
-      const size_t need = size_t{png->width} * png->height;
-      if (buf.size() < need) {
-        buf = Buffer();
-        buf = backend_->allocate(need);
-      }
-      detail::decode_palette_png(file_bytes_.data(), file_bytes_.size(), *png, file.string(),
-                                 static_cast<uint8_t*>(buf.host()), png->width);
-      buf.host_written();
-      return cv::Mat(static_cast<int>(png->height), static_cast<int>(png->width), CV_8UC1, buf.host());
-    }
-  }
-  alloc.set_target(buf.host(), buf.size());
-  detail::enable_exr_codec_for(file_bytes_.data(), file_bytes_.size());  // float depth in metres
-  cv::Mat dst;
-  dst.allocator = &alloc;
-  try {
-    cv::imdecode(cv::_InputArray(file_bytes_.data(), static_cast<int>(file_bytes_.size())), cv::IMREAD_UNCHANGED, &dst);
-  } catch (const cv::Exception& e) {
-    throw InputError(what + " file '" + file.string() + "' could not be decoded: " + e.msg);
-  }
-  DM_EXPECT(!dst.empty(), InputError,
-            what << " file '" << file.string()
-                 << "' could not be decoded: corrupt, truncated or not an image format OpenCV reads");
-  // Formats whose header check_image_size() does not read are bounded here, after decoding.
-  DM_EXPECT(dst.total() <= limits_.max_image_pixels, InputError,
-            what << " file '" << file.string() << "' is " << dst.cols << "x" << dst.rows << " pixels; expected at most "
-                 << limits_.max_image_pixels << " pixels (input.max_image_pixels)");
-  if (what == "depth")
-    check_depth_type(dst, file.string());
-  else
-    check_mask_type(dst, file.string());
-  // A larger frame than the buffer holds was decoded into OpenCV's memory: grow the buffer, copy once.
-  cv::Mat out = (dst.data == buf.host() && dst.isContinuous()) ? dst : adopt(dst, buf);
-  buf.host_written();
-  return out;
-}
-
 void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file) const {
   if (depth_.size() == mask_.size()) return;
   // Registration brings depth of another size onto the mask grid, when the rule says it applies.
@@ -250,8 +113,8 @@ void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file
 void FrameSlot::load(const FrameEntry& f, bool want_color) {
   depth_.release();
   mask_.release();
-  cv::Mat depth = decode_into("depth", f.depth, depth_buf_, *depth_alloc_);
-  cv::Mat mask = decode_into("mask", f.mask, mask_buf_, *mask_alloc_);
+  cv::Mat depth = reader_.read(f.depth, ImageRole::Depth, *backend_, depth_buf_);
+  cv::Mat mask = reader_.read(f.mask, ImageRole::Mask, *backend_, mask_buf_);
   depth_ = depth;
   mask_ = mask;
   try {
@@ -267,16 +130,7 @@ void FrameSlot::load(const FrameEntry& f, bool want_color) {
 void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
   color_ = cv::Mat();
   if (want_color && !f.color.empty()) {
-    read_image_file(f.color, "color", file_bytes_, limits_);
-    cv::Mat c;
-    detail::enable_exr_codec_for(file_bytes_.data(), file_bytes_.size());
-    try {
-      c = cv::imdecode(cv::_InputArray(file_bytes_.data(), static_cast<int>(file_bytes_.size())), cv::IMREAD_COLOR);
-    } catch (const cv::Exception& e) {
-      throw InputError("color file '" + f.color.string() + "' could not be decoded: " + e.msg);
-    }
-    DM_EXPECT(!c.empty(), InputError,
-              "color file '" << f.color.string() << "' could not be decoded: corrupt, truncated or not an image");
+    const cv::Mat c = reader_.read(f.color, ImageRole::Color, color_decoded_);
     // The color image shares the mask's grid (the output's); depth may differ when it is registered.
     DM_EXPECT(c.size() == mask_.size(), InputError,
               "color file '" << f.color.string() << "' is " << c.cols << "x" << c.rows << " but mask file '"
@@ -289,14 +143,14 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
 void FrameSlot::load_depth(const FrameEntry& f, bool want_color) {
   depth_.release();
   mask_.release();
-  depth_ = decode_into("depth", f.depth, depth_buf_, *depth_alloc_);
+  depth_ = reader_.read(f.depth, ImageRole::Depth, *backend_, depth_buf_);
   load_color(f, want_color);
 }
 
 void FrameSlot::load_mask(const fs::path& mask_file, const fs::path& depth_file) {
   DM_EXPECT(!depth_.empty(), std::logic_error, "load_mask() without a loaded depth");
   mask_.release();
-  cv::Mat mask = decode_into("mask", mask_file, mask_buf_, *mask_alloc_);
+  cv::Mat mask = reader_.read(mask_file, ImageRole::Mask, *backend_, mask_buf_);
   mask_ = mask;
   try {
     check_pair(depth_file, mask_file);
@@ -306,33 +160,18 @@ void FrameSlot::load_mask(const fs::path& mask_file, const fs::path& depth_file)
   }
 }
 
-namespace {
-template <class MaskT>
-void or_tests(const cv::Mat& mask, const MaskParams& p, cv::Mat& acc) {
-  for (int y = 0; y < mask.rows; ++y) {
-    const MaskT* m = mask.ptr<MaskT>(y);
-    uint8_t* a = acc.ptr<uint8_t>(y);
-    for (int x = 0; x < mask.cols; ++x)
-      if (mask_keeps(m[x], p)) a[x] = 255;
-  }
-}
-}  // namespace
-
 void FrameSlot::load_instance_union(const FrameEntry& f, const MaskParams& params) {
   DM_EXPECT(!depth_.empty(), std::logic_error, "load_instance_union() without a loaded depth");
   DM_EXPECT(!f.instances.empty(), std::logic_error, "load_instance_union() for a frame without instance masks");
-  union_.create(depth_.size(), CV_8UC1);
-  union_.setTo(0);
-  for (const auto& instance : f.instances) {
-    load_mask(instance.second, f.depth);  // decoded into the mask buffer, size checked
-    if (mask_.type() == CV_8UC1)
-      or_tests<uint8_t>(mask_, params, union_);
-    else
-      or_tests<uint16_t>(mask_, params, union_);
-  }
   mask_.release();
-  mask_ = adopt(union_, mask_buf_);
-  mask_buf_.host_written();
+  cv::Mat mask = reader_.read_instance_union(f.instances, params, *backend_, mask_buf_);
+  mask_ = mask;
+  try {
+    check_pair(f.depth, f.instances.front().second);
+  } catch (...) {
+    mask_.release();
+    throw;
+  }
 }
 
 void FrameSlot::set(const cv::Mat& depth, const cv::Mat& mask, const cv::Mat& color) {

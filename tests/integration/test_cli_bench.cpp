@@ -166,7 +166,9 @@ TEST(CliBench, RealFrameThatCannotBeUsedIsAnErrorNamingTheFile) {
       run_depthmask("bench --quick --backends cpu --skip-end-to-end --skip-live --real-frame " +
                     q(color.string() + "," + color.string()) + " --out " + q(tmp.path() / "b"));
   EXPECT_NE(not_depth.exit_code, 0);
-  EXPECT_TRUE(dmcli::contains(not_depth.output, "is not a 16-bit single-channel depth image")) << not_depth.output;
+  // Read as the batch loader reads (ImageReader): its type check names the role and the file.
+  EXPECT_TRUE(dmcli::contains(not_depth.output, "--real-frame: depth file '" + color.string() + "' is 3-channel"))
+      << not_depth.output;
   EXPECT_EQ(run_depthmask("bench --quick --real-frame only-one.png --out " + q(tmp.path() / "c")).exit_code, 2);
 }
 

@@ -195,6 +195,27 @@ TEST(LiveMasks, StaticMaskThatCannotBeReadFailsAtTheStart) {
   EXPECT_TRUE(dmtest::Contains(msg, "3 channels"));
 }
 
+TEST(LiveMasks, StaticMaskIsReadWithinTheInputLimits) {
+  // live.mask.static goes through the batch loader's reader: input.max_file_bytes and
+  // input.max_image_pixels hold for it too.
+  dmtest::TempDir dir;
+  ASSERT_TRUE(cv::imwrite((dir / "roi.png").string(), static_mask16()));
+  dm::Config c = live_config();
+  c.live.mask.static_file = dir / "roi.png";
+  c.input.max_file_bytes = 16;
+  auto backend = dmtest::cpu_backend();
+  FakeSource src(kW, kH, 3);
+  std::string msg =
+      dmtest::message_of<dm::InputError>([&] { dm::run_live(c, *backend, src, dm::LiveLimits{}, nullptr); });
+  EXPECT_TRUE(dmtest::Contains(msg, "live.mask.static")) << msg;
+  EXPECT_TRUE(dmtest::Contains(msg, "input.max_file_bytes")) << msg;
+  c.input.max_file_bytes = uint64_t{1} << 20;
+  c.input.max_image_pixels = kW * kH - 1;
+  msg = dmtest::message_of<dm::InputError>([&] { dm::run_live(c, *backend, src, dm::LiveLimits{}, nullptr); });
+  EXPECT_TRUE(dmtest::Contains(msg, "input.max_image_pixels")) << msg;
+  EXPECT_EQ(src.opens.load(), 0);
+}
+
 TEST(LiveMasks, ConfigKeysAreValidatedAndNameTheKey) {
   dmtest::TempDir dir;
   const auto error_of = [&](const std::string& set) {

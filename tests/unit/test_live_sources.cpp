@@ -14,6 +14,7 @@
 #include "depthmask/synth.h"
 #include "layout_fixtures.h"
 #include "live_support.h"
+#include "png_support.h"
 #include "test_support.h"
 
 namespace dm = depthmask;
@@ -212,6 +213,55 @@ TEST(ReplaySource, MissingFrameFileIsAnInputErrorNamingIt) {
   ASSERT_TRUE(s->read(f));
   const std::string m = dmtest::message_of<dm::InputError>([&] { s->read(f); });
   EXPECT_TRUE(Contains(m, (dir.path() / "mask" / "000001.png").string()));
+}
+
+TEST(ReplaySource, PaletteMasksGiveTheirIndicesAsRunReadsThem) {
+  dmtest::TempDir dir;
+  dm::write_synthetic_dataset(dir.path(), 1, 32, 24);
+  cv::Mat indices(24, 32, CV_8UC1);
+  for (int y = 0; y < 24; ++y)
+    for (int x = 0; x < 32; ++x) indices.at<uint8_t>(y, x) = static_cast<uint8_t>((x + y) % 7);
+  dmtest::write_palette_png(dir.path() / "mask" / "000000.png", indices, 8, 7, false, false);
+  auto s = open_source("replay://" + dir.path().string() + "?fps=0");
+  dm::CapturedFrame f;
+  ASSERT_TRUE(s->read(f));
+  EXPECT_TRUE(SameBits(f.mask, indices));
+  EXPECT_FALSE(f.mask_tests);
+}
+
+TEST(ReplaySource, BopInstanceMasksUniteByTheMaskTestAsRunDoes) {
+  // mask.invert keeps where an instance mask is 0: the union of the tests (run's rule) differs from
+  // the union of nonzero pixels, and the runner must not test the union again.
+  dmtest::TempDir dir;
+  dmfix::write_bop(dir.path(), /*extra_instance=*/true);
+  dm::Config c;
+  c.mask.invert = true;
+  c.depth.max = 1e4;
+  auto s = open_source("replay://" + dir.path().string() + "?fps=0", c);
+  dm::CapturedFrame f;
+  ASSERT_TRUE(s->read(f));
+  EXPECT_TRUE(f.mask_tests);
+  const cv::Mat i0 = cv::imread((dir.path() / "mask_visib" / "000000_000000.png").string(), cv::IMREAD_UNCHANGED);
+  const cv::Mat i1 = cv::imread((dir.path() / "mask_visib" / "000000_000001.png").string(), cv::IMREAD_UNCHANGED);
+  const dm::MaskParams p = dm::mask_params(c);
+  ASSERT_EQ(f.mask.size(), i0.size());
+  for (int y = 0; y < i0.rows; ++y)
+    for (int x = 0; x < i0.cols; ++x) {
+      const bool keep = dm::mask_keeps(i0.at<uint8_t>(y, x), p) || dm::mask_keeps(i1.at<uint8_t>(y, x), p);
+      ASSERT_EQ(f.mask.at<uint8_t>(y, x), keep ? 255 : 0) << x << "," << y;
+    }
+  // Live output of that frame = run's masking of the same union (FrameSlot, union_mask_params).
+  c.live.overflow = dm::Overflow::Block;
+  c.live.stats_interval = 0;
+  auto backend = dmtest::cpu_backend();
+  auto replay = dm::make_live_source(dm::parse_source_uri("replay://" + dir.path().string() + "?fps=0"), c);
+  dmtest::OutputRecorder rec;
+  dm::run_live(c, *backend, *replay, dm::LiveLimits{}, nullptr, &rec);
+  ASSERT_TRUE(rec.outputs.count(0));
+  dm::FrameSlot slot(*backend);
+  slot.set(cv::imread((dir.path() / "depth" / "000000.png").string(), cv::IMREAD_UNCHANGED), f.mask);
+  slot.run_mask(dm::union_mask_params(dm::mask_params(c)));
+  EXPECT_TRUE(SameBits(rec.outputs.at(0), slot.out()));
 }
 
 TEST(ReplaySource, ApcSceneFromSharedData) {

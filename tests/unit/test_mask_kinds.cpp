@@ -4,14 +4,11 @@
 // instance), erode, and the unit sanity check. Real APC data when present.
 #include <gtest/gtest.h>
 
-#include <png.h>
-
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <csetjmp>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -28,6 +25,7 @@
 #include "depthmask/kernels/mask_rule.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/unit_check.h"
+#include "png_support.h"
 #include "test_support.h"
 
 namespace dm = depthmask;
@@ -66,42 +64,6 @@ cv::Mat run_cpu(const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams&
 void write_png(const fs::path& p, const cv::Mat& m) {
   fs::create_directories(p.parent_path());
   ASSERT_TRUE(cv::imwrite(p.string(), m)) << p;
-}
-
-// An indexed-colour PNG written with libpng: `indices` (CV_8UC1) at `bit_depth` (1, 2, 4 or 8) with a
-// colourful palette of `colors` entries, optionally Adam7-interlaced and with a tRNS chunk.
-void write_palette_png(const fs::path& path, const cv::Mat& indices, int bit_depth, int colors, bool interlace,
-                       bool trns) {
-  fs::create_directories(path.parent_path());
-  FILE* fp = std::fopen(path.string().c_str(), "wb");
-  ASSERT_NE(fp, nullptr);
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png_create_info_struct(png);
-  std::vector<png_color> palette(static_cast<size_t>(colors));
-  for (int i = 0; i < colors; ++i)
-    palette[static_cast<size_t>(i)] = {static_cast<png_byte>((i * 37 + 200) % 256),
-                                       static_cast<png_byte>((255 - i * 53) & 255),
-                                       static_cast<png_byte>((i * 91 + 17) % 256)};
-  std::vector<png_byte> alpha(static_cast<size_t>(colors), 128);
-  std::vector<png_bytep> rows(static_cast<size_t>(indices.rows));
-  for (int y = 0; y < indices.rows; ++y) rows[static_cast<size_t>(y)] = const_cast<png_bytep>(indices.ptr<uint8_t>(y));
-  volatile bool ok = false;
-  if (!setjmp(png_jmpbuf(png))) {
-    png_init_io(png, fp);
-    png_set_IHDR(png, info, static_cast<png_uint_32>(indices.cols), static_cast<png_uint_32>(indices.rows), bit_depth,
-                 PNG_COLOR_TYPE_PALETTE, interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_PLTE(png, info, palette.data(), colors);
-    if (trns) png_set_tRNS(png, info, alpha.data(), colors, nullptr);
-    png_write_info(png, info);
-    if (bit_depth < 8) png_set_packing(png);  // one index per byte in, packed bits out
-    png_write_image(png, rows.data());
-    png_write_end(png, nullptr);
-    ok = true;
-  }
-  png_destroy_write_struct(&png, &info);
-  std::fclose(fp);
-  ASSERT_TRUE(ok) << "libpng failed writing " << path;
 }
 
 // Indices 0..colors-1 in a pattern with every value present.
@@ -277,7 +239,7 @@ TEST_P(PaletteMask, LoaderKeepsPaletteIndices) {
   const int colors = 1 << std::min(bit_depth, 4);  // 2, 4, 16, 16 colours
   TempDir tmp;
   const cv::Mat indices = index_pattern(9, 13, colors);
-  write_palette_png(tmp / "mask" / "a.png", indices, bit_depth, colors, interlace, /*trns=*/bit_depth == 8);
+  dmtest::write_palette_png(tmp / "mask" / "a.png", indices, bit_depth, colors, interlace, /*trns=*/bit_depth == 8);
   write_png(tmp / "depth" / "a.png", cv::Mat(9, 13, CV_16UC1, cv::Scalar(1000)));
   // OpenCV alone would give colours here, not indices.
   EXPECT_NE(cv::imread((tmp / "mask" / "a.png").string(), cv::IMREAD_UNCHANGED).channels(), 1);
@@ -295,7 +257,7 @@ TEST_P(PaletteMask, LoaderKeepsPaletteIndices) {
       ASSERT_EQ(slot.out().at<float>(y, x), indices.at<uint8_t>(y, x) == 1 ? 1.0f : 0.0f) << x << "," << y;
   // A second, different palette mask into the same slot replaces the first completely.
   const cv::Mat other = index_pattern(9, 13, 2);
-  write_palette_png(tmp / "mask" / "b.png", other, 1, 2, false, false);
+  dmtest::write_palette_png(tmp / "mask" / "b.png", other, 1, 2, false, false);
   slot.load(entry(tmp / "depth" / "a.png", tmp / "mask" / "b.png"), false);
   EXPECT_TRUE(dmtest::SameBits(slot.mask(), other));
 }
@@ -308,7 +270,7 @@ INSTANTIATE_TEST_SUITE_P(BitDepths, PaletteMask, ::testing::Combine(::testing::V
 
 TEST(PaletteMaskErrors, CorruptOrTruncatedPaletteMaskNamesTheFile) {
   TempDir tmp;
-  write_palette_png(tmp / "good.png", index_pattern(40, 50, 16), 8, 16, false, false);
+  dmtest::write_palette_png(tmp / "good.png", index_pattern(40, 50, 16), 8, 16, false, false);
   write_png(tmp / "depth.png", cv::Mat(40, 50, CV_16UC1, cv::Scalar(1000)));
   std::vector<uint8_t> bytes = dmtest::read_bytes(tmp / "good.png");
   // Truncated in the middle of the image data.
@@ -329,7 +291,7 @@ TEST(PaletteMaskErrors, CorruptOrTruncatedPaletteMaskNamesTheFile) {
     EXPECT_TRUE(slot.mask().empty()) << "no half frame after a failed load";
   }
   // Size mismatch with the depth names both files.
-  write_palette_png(tmp / "small.png", index_pattern(4, 5, 4), 2, 4, false, false);
+  dmtest::write_palette_png(tmp / "small.png", index_pattern(4, 5, 4), 2, 4, false, false);
   const std::string msg =
       message_of<dm::InputError>([&] { slot.load(entry(tmp / "depth.png", tmp / "small.png"), false); });
   EXPECT_TRUE(Contains(msg, "small.png"));

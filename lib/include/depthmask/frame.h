@@ -13,24 +13,15 @@
 #include "depthmask/backend.h"
 #include "depthmask/dataset.h"
 #include "depthmask/geometry.h"
+#include "depthmask/image_reader.h"
 #include "depthmask/kernels/color_key.h"
 #include "depthmask/kernels/mask_rule.h"
 
 namespace depthmask {
 
-// Hands a backend buffer to OpenCV as the memory of the Mat it decodes into (when it is big enough;
-// otherwise OpenCV's own allocator is used and the slot copies once). Defined in frame.cpp.
-class BufferMatAllocator;
 namespace detail {
 class PassRunner;
 }
-
-// Bounds on an input file, checked before it is read and before it is decoded (the size its image
-// header claims): input.max_file_bytes and input.max_image_pixels.
-struct InputLimits {
-  uint64_t max_file_bytes = uint64_t{1} << 30;
-  uint64_t max_image_pixels = uint64_t{1} << 28;
-};
 
 class FrameSlot {
  public:
@@ -54,16 +45,18 @@ class FrameSlot {
   Wait wait() const { return wait_; }
   MemoryBackend& backend() const { return *backend_; }
 
-  // Decodes the frame's files (color only when want_color). Throws InputError naming the file and
-  // what was expected.
+  // Decodes the frame's files (color only when want_color) through the slot's ImageReader
+  // (image_reader.h), straight into the backend's buffers. Throws InputError naming the file and what
+  // was expected.
   void load(const FrameEntry& frame, bool want_color);
 
   // Per-instance masks (FrameEntry::instances): load_depth() decodes the depth (and color) only; then
   // either load_mask() puts one instance's mask beside it (mask.per_instance: one pass per instance,
   // the depth decoded once), or load_instance_union() puts the union of all instances' mask tests
   // (255 where any instance passes `params`' mask test, 0 elsewhere; mask it with
-  // union_mask_params(params)). Throw InputError naming the file, also when a mask's size differs
-  // from the depth's. A mask file that is an indexed-colour PNG gives its palette indices (libpng).
+  // union_mask_params(params); ImageReader::read_instance_union). Throw InputError naming the file,
+  // also when a mask's size differs from the depth's (registration aside) or from the frame's other
+  // instance masks. A mask file that is an indexed-colour PNG gives its palette indices (libpng).
   void load_depth(const FrameEntry& frame, bool want_color);
   void load_mask(const std::filesystem::path& mask_file, const std::filesystem::path& depth_file);
   void load_instance_union(const FrameEntry& frame, const MaskParams& params);
@@ -84,7 +77,9 @@ class FrameSlot {
   // Bands of the CPU loop (mask_cpu's `tasks`): 0 = oneTBB's split (the default), n = exactly n.
   void set_cpu_tasks(int tasks) { cpu_tasks_ = tasks; }
   // Bounds on the files load() reads (the defaults of InputLimits until set).
-  void set_limits(const InputLimits& limits) { limits_ = limits; }
+  void set_limits(const InputLimits& limits) { reader_.set_limits(limits); }
+  // Which decoder read the slot's last image (for tests and the bench).
+  Decoder last_decoder() const { return reader_.last_decoder(); }
 
   // Registers depth onto the mask's grid before masking, per frame, by the rule of
   // plan_registration() (registration.h): `mode` as configured, `geometry` when the input's depth
@@ -107,8 +102,6 @@ class FrameSlot {
   void release_buffers() noexcept;
 
  private:
-  cv::Mat decode_into(const std::string& what, const std::filesystem::path& file, Buffer& buf,
-                      BufferMatAllocator& alloc);
   cv::Mat adopt(const cv::Mat& src, Buffer& buf);
   void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
   void load_color(const FrameEntry& frame, bool want_color);
@@ -131,11 +124,9 @@ class FrameSlot {
   StreamHandle stream_;
   Wait wait_ = Wait::Spin;
   Buffer depth_buf_, mask_buf_, out_buf_;
-  // Declared before the Mats: Mats decoded through an allocator must be released before it.
-  std::unique_ptr<BufferMatAllocator> depth_alloc_, mask_alloc_;
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
-  std::vector<uint8_t> file_bytes_;     // reused read buffer
-  cv::Mat union_;                       // reused: the union of instance mask tests
+  cv::Mat color_decoded_;               // reused: the colour image as decoded
+  ImageReader reader_;                  // the file buffer and the PNG reader's scratch, reused
   RegistrationMode registration_ = RegistrationMode::None;
   std::optional<CameraGeometry> geometry_;
   Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only
@@ -143,19 +134,8 @@ class FrameSlot {
   Buffer color_buf_, key_buf_;  // with a key: the BGR colour and the key pass's 8-bit plane; grow only
   int copy_bands_ = 0;
   int cpu_tasks_ = 0;
-  InputLimits limits_;
   std::unique_ptr<MaskSchedule> schedule_;  // the backend's own schedule (copy: row bands), made at the first frame
 };
-
-// Reads an image file's bytes within `limits`: its size before reading (input.max_file_bytes), the
-// pixel count its header claims before any decoder runs (input.max_image_pixels). Throws InputError
-// "<what> file '<file>' ..." naming what is wrong.
-void read_image_file(const std::filesystem::path& file, const std::string& what, std::vector<uint8_t>& bytes,
-                     const InputLimits& limits);
-
-// Checks an image's pixel type for its role; throws InputError naming the file and the expected types.
-void check_depth_type(const cv::Mat& m, const std::string& file);
-void check_mask_type(const cv::Mat& m, const std::string& file);
 
 // The per-pixel rule's parameters from the configuration.
 struct Config;

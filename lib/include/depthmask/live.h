@@ -38,6 +38,9 @@ struct CapturedFrame {
   uint64_t sequence = 0;                           // the source's frame counter
   std::chrono::steady_clock::time_point captured;  // when read() returned it (latency starts here)
   std::string id;  // a name for outputs: the dataset's id (replay) or the sequence number
+  // The mask holds mask-test results already (255 = passes, 0 = fails): replay's union of a frame's
+  // instance masks. The runner masks it with union_mask_params, not the configured test.
+  bool mask_tests = false;
 };
 
 class LiveSource {

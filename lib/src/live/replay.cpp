@@ -1,8 +1,10 @@
 // replay://DIR?fps=30&loop=0: any folder `run` reads (resolve_input: pattern, apc, 7scenes, bop, tum,
 // ycbineoat), decoded as the files are: depth and mask with IMREAD_UNCHANGED (raw units; APC's rotated
-// depth stays rotated, the mask step decodes it per depth.encoding), color as 8-bit BGR like `run`.
-// BOP frames with per-instance masks get one CV_8UC1 mask, 255 where any instance mask is non-zero, 0
-// elsewhere (mask.per_instance is not applied live). Paced at the recorded timestamps when every frame
+// depth stays rotated, the mask step decodes it per depth.encoding), color as 8-bit BGR like `run`,
+// through the batch loader's ImageReader (its limits, decoders, palette masks). BOP frames with
+// per-instance masks get one CV_8UC1 mask of mask-test results, 255 where any instance mask passes the
+// configured mask test, 0 elsewhere, as `run` unites them (CapturedFrame::mask_tests; mask.per_instance
+// is not applied live). Paced at the recorded timestamps when every frame
 // has one (TUM), at fps otherwise.
 //
 // TUM: depth.txt, rgb.txt and (when present) mask.txt are separate streams with their own
@@ -21,12 +23,10 @@
 // allocations aside). A slot whose images are still held by a caller (a CapturedFrame kept past the next read()) gets
 // new ones instead of being overwritten.
 #include <tbb/info.h>
-#include <opencv2/imgcodecs.hpp>
 
 #include <condition_variable>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -37,7 +37,6 @@
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
 #include "depthmask/stream_pairer.h"
-#include "detail/exr_codec.h"
 #include "layouts/readers.h"
 #include "live/pacing.h"
 #include "live/uri.h"
@@ -60,55 +59,38 @@ int ahead_slots() { return decode_concurrency() + 2; }
 // One frame's decoded images and the reused memory they are decoded from.
 struct Decoded {
   cv::Mat depth, mask, color;
-  std::vector<uchar> bytes;   // the file being decoded
-  cv::Mat instance, nonzero;  // BOP instance masks: one decoded, its nonzero pixels
-  std::exception_ptr error;   // what decoding threw; read() rethrows it in its turn
+  bool mask_tests = false;  // mask holds the union of instance mask tests (CapturedFrame::mask_tests)
+  // The batch loader's reader (image_reader.h): its bounds, decoders, palettes and instance unions.
+  std::unique_ptr<ImageReader> reader = std::make_unique<ImageReader>();
+  std::exception_ptr error;  // what decoding threw; read() rethrows it in its turn
   bool ready = false;
 };
 
-// `m` reused when nobody else holds it, otherwise let go (a caller kept the previous frame's images).
-void reclaim(cv::Mat& m) {
-  if (m.u && m.u->refcount > 1) m.release();
-}
-
-// Reads (read_image_file: the batch loader's bounds) and decodes one file; errors name the source.
-void decode_file(const fs::path& file, int flags, const char* what, const std::string& uri, const InputLimits& limits,
-                 std::vector<uchar>& bytes, cv::Mat& out) {
+// Decodes one frame as `run` reads it (ImageReader: the same limits, decoders and checks); errors
+// name the source. A slot's images are reused unless a caller still holds them.
+void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits& limits, const MaskParams& params,
+                  Decoded& d) {
+  ImageReader& r = *d.reader;
+  r.set_limits(limits);
   try {
-    read_image_file(file, what, bytes, limits);
+    r.read(f.depth, ImageRole::Depth, d.depth);
+    d.mask_tests = !f.instances.empty();
+    if (d.mask_tests) {
+      r.read_instance_union(f.instances, params, d.mask);
+      DM_EXPECT(d.mask.size() == d.depth.size(), InputError,
+                "mask file '" << f.instances.front().second.string() << "' is " << d.mask.cols << "x" << d.mask.rows
+                              << " but depth file '" << f.depth.string() << "' is " << d.depth.cols << "x"
+                              << d.depth.rows << "; expected the same size");
+    } else {
+      r.read(f.mask, ImageRole::Mask, d.mask);
+    }
+    if (f.color.empty())
+      d.color.release();
+    else
+      r.read(f.color, ImageRole::Color, d.color);
   } catch (const InputError& e) {
     throw InputError("replay source '" + uri + "': " + e.what());
   }
-  reclaim(out);
-  detail::enable_exr_codec_for(bytes.data(), bytes.size());
-  if (cv::imdecode(bytes, flags, &out).empty())
-    throw InputError("replay source '" + uri + "': cannot decode " + what + " file '" + file.string() + "'");
-}
-
-void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits& limits, Decoded& d) {
-  decode_file(f.depth, cv::IMREAD_UNCHANGED, "depth", uri, limits, d.bytes, d.depth);
-  check_depth_type(d.depth, f.depth.string());
-  if (f.instances.empty()) {
-    decode_file(f.mask, cv::IMREAD_UNCHANGED, "mask", uri, limits, d.bytes, d.mask);
-    check_mask_type(d.mask, f.mask.string());
-  } else {
-    reclaim(d.mask);
-    d.mask.create(d.depth.size(), CV_8UC1);
-    d.mask.setTo(0);
-    for (const auto& inst : f.instances) {
-      decode_file(inst.second, cv::IMREAD_UNCHANGED, "instance mask", uri, limits, d.bytes, d.instance);
-      check_mask_type(d.instance, inst.second.string());
-      DM_EXPECT(d.instance.size() == d.depth.size(), InputError,
-                "replay source '" << uri << "': instance mask '" << inst.second.string() << "' is " << d.instance.cols
-                                  << "x" << d.instance.rows << ", its depth " << d.depth.cols << "x" << d.depth.rows);
-      cv::compare(d.instance, 0, d.nonzero, cv::CMP_NE);
-      cv::bitwise_or(d.mask, d.nonzero, d.mask);
-    }
-  }
-  if (f.color.empty())
-    d.color.release();
-  else
-    decode_file(f.color, cv::IMREAD_COLOR, "color", uri, limits, d.bytes, d.color);
 }
 
 // A TUM sequence's frames as its streams pair live. unpaired_before[i]: frames dropped since the
@@ -273,6 +255,7 @@ class ReplaySource final : public LiveSource {
     frame.depth = d.depth;
     frame.mask = d.mask;
     frame.color = d.color;
+    frame.mask_tests = d.mask_tests;
     frame.sequence = sequence_++;
     frame.id = f.id;
     if (!unpaired_before_.empty()) unpaired_ += unpaired_before_[pos];
@@ -330,7 +313,7 @@ class ReplaySource final : public LiveSource {
       const FrameEntry& f = frames_[static_cast<size_t>(n % frames_.size())];
       lock.unlock();
       try {
-        decode_frame(f, uri_.text, limits_, d);
+        decode_frame(f, uri_.text, limits_, params_, d);
       } catch (...) {
         d.error = std::current_exception();
       }
@@ -368,6 +351,7 @@ class ReplaySource final : public LiveSource {
   SourceUri uri_;
   Config config_;
   InputLimits limits_ = input_limits(config_);  // input.max_file_bytes, input.max_image_pixels
+  MaskParams params_ = mask_params(config_);    // the mask test instance masks are united by
   double fps_;
   bool loop_;
   Pacer pacer_;

@@ -1,7 +1,6 @@
 #include "depthmask/live_runner.h"
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +17,6 @@
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
-#include "detail/exr_codec.h"
 #include "detail/frame_failure.h"
 #include "live/fixed_size.h"
 #include "live/preview.h"
@@ -59,17 +57,19 @@ MaskParams live_mask_params(const Config& c) {
   return p;
 }
 
-// live.mask.static, read once: 255 where the image is nonzero, 0 elsewhere (8- or 16-bit input).
-cv::Mat read_static_mask(const std::filesystem::path& file) {
+// live.mask.static, read once through the batch loader's ImageReader (input.max_*, its decoders and
+// checks): 255 where the image is nonzero, 0 elsewhere (8- or 16-bit input).
+cv::Mat read_static_mask(const std::filesystem::path& file, const InputLimits& limits) {
   std::error_code ec;
   DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
             "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
-  detail::enable_exr_codec_for(file);
-  const cv::Mat m = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
-  DM_EXPECT(!m.empty(), InputError,
-            "config key 'live.mask.static': '" << file.string()
-                                               << "' could not be decoded: not an image format OpenCV reads");
-  check_mask_type(m, file.string());
+  ImageReader reader(limits);
+  cv::Mat m;
+  try {
+    reader.read(file, ImageRole::Mask, m);
+  } catch (const InputError& e) {
+    throw InputError(std::string("config key 'live.mask.static': ") + e.what());
+  }
   cv::Mat roi;
   cv::compare(m, 0, roi, cv::CMP_NE);
   return roi;
@@ -133,7 +133,7 @@ class Runner {
         failures_(b) {
     DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
     if (!c.live.mask.static_file.empty()) {
-      static_mask_ = read_static_mask(c.live.mask.static_file);
+      static_mask_ = read_static_mask(c.live.mask.static_file, input_limits(c));
       detail::log().info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
                          static_mask_.rows);
     }
@@ -412,17 +412,20 @@ class Runner {
   // (it.tests, masked with tests_params_): its own AND the static mask, the static mask alone, or all
   // 255 when the depth band alone decides.
   const cv::Mat& frame_mask(const CapturedFrame& f, Item& it) {
-    it.tests = !static_mask_.empty() || f.mask.empty();
+    it.tests = !static_mask_.empty() || f.mask.empty() || f.mask_tests;
     if (!it.tests) return f.mask;
     if (!static_mask_.empty()) {
       if (f.mask.empty()) return static_mask_;
       check_mask_type(f.mask, "<memory>");
+      // A mask of test results already (replay's instance union) is tested by its own rule.
+      const MaskParams& p = f.mask_tests ? tests_params_ : params_;
       if (f.mask.type() == CV_8UC1)
-        and_tests<uint8_t>(f.mask, static_mask_, params_, it.combined);
+        and_tests<uint8_t>(f.mask, static_mask_, p, it.combined);
       else
-        and_tests<uint16_t>(f.mask, static_mask_, params_, it.combined);
+        and_tests<uint16_t>(f.mask, static_mask_, p, it.combined);
       return it.combined;
     }
+    if (!f.mask.empty()) return f.mask;  // f.mask_tests
     DM_EXPECT(c_.live.mask.depth_band.has_value() || c_.live.mask.color_key.has_value(), InputError,
               "the frame has no mask and none of live.mask.static, live.mask.depth_band, live.mask.color_key is set");
     if (keep_all_.size() != f.depth.size()) keep_all_ = cv::Mat(f.depth.size(), CV_8UC1, cv::Scalar(255));
