@@ -85,17 +85,32 @@ void unfilter_average(uint8_t* __restrict cur, const uint8_t* __restrict prev, s
   for (size_t i = Bpp; i < n; ++i) cur[i] = static_cast<uint8_t>(cur[i] + ((cur[i - Bpp] + prev[i]) >> 1));
 }
 
+// Paeth without branches: real depth maps make the predictor's choice unpredictable, and a
+// mispredicted branch per byte cost more than the arithmetic.
 inline int paeth_predictor(int a, int b, int c) {
   const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
-  if (pa <= pb && pa <= pc) return a;
-  return pb <= pc ? b : c;
+  const int not_a = -static_cast<int>((pa > pb) | (pa > pc));  // all ones when the predictor is b or c
+  const int is_c = -static_cast<int>(pb > pc);
+  return (a & ~not_a) | (((b & ~is_c) | (c & is_c)) & not_a);
 }
 
+// One Paeth row. The left byte `a` and the upper-left `c` stay in registers: only `a` is on the serial
+// path, and reloading it from the row just stored would add a store-forwarding delay to every step.
 template <int Bpp>
 void unfilter_paeth(uint8_t* __restrict cur, const uint8_t* __restrict prev, size_t n) {
-  for (size_t i = 0; i < Bpp; ++i) cur[i] = static_cast<uint8_t>(cur[i] + prev[i]);  // a = c = 0: b
-  for (size_t i = Bpp; i < n; ++i)
-    cur[i] = static_cast<uint8_t>(cur[i] + paeth_predictor(cur[i - Bpp], prev[i], prev[i - Bpp]));
+  int a[Bpp], c[Bpp];
+  for (int k = 0; k < Bpp; ++k) {  // the first pixel: a = c = 0, so the predictor is b
+    a[k] = (cur[k] + prev[k]) & 0xff;
+    cur[k] = static_cast<uint8_t>(a[k]);
+    c[k] = prev[k];
+  }
+  for (size_t i = Bpp; i + Bpp <= n; i += Bpp)
+    for (int k = 0; k < Bpp; ++k) {
+      const int b = prev[i + k];
+      a[k] = (cur[i + k] + paeth_predictor(a[k], b, c[k])) & 0xff;
+      cur[i + k] = static_cast<uint8_t>(a[k]);
+      c[k] = b;
+    }
 }
 
 template <int Bpp>
@@ -127,8 +142,10 @@ void copy_samples16(uint8_t* __restrict dst, const uint8_t* __restrict src, size
     return;
   }
   for (size_t i = 0; i + 1 < bytes; i += 2) {
-    dst[i] = src[i + 1];
-    dst[i + 1] = src[i];
+    uint16_t v;
+    std::memcpy(&v, src + i, 2);
+    v = static_cast<uint16_t>((v << 8) | (v >> 8));
+    std::memcpy(dst + i, &v, 2);
   }
 }
 
@@ -137,15 +154,18 @@ bool unfilter_rows(uint8_t* filtered, const uint8_t* zero_row, const PngFastInfo
                    size_t dst_stride) {
   const size_t row_bytes = size_t{info.width} * Bpp;
   const uint8_t* prev = zero_row;
-  for (uint32_t y = 0; y < info.height; ++y) {
-    uint8_t* row = filtered + y * (row_bytes + 1);
-    uint8_t* cur = row + 1;
-    if (!unfilter_row<Bpp>(row[0], cur, prev, row_bytes)) return false;
+  auto emit = [&](uint32_t y, const uint8_t* cur) {
     uint8_t* out = dst + y * dst_stride;
     if (Bpp == 1)
       std::memcpy(out, cur, row_bytes);
     else
       copy_samples16(out, cur, row_bytes);
+  };
+  for (uint32_t y = 0; y < info.height; ++y) {
+    uint8_t* row = filtered + y * (row_bytes + 1);
+    uint8_t* cur = row + 1;
+    if (!unfilter_row<Bpp>(row[0], cur, prev, row_bytes)) return false;
+    emit(y, cur);
     prev = cur;
   }
   return true;
