@@ -19,7 +19,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libpng-dev nlohmann-json3-dev libzmq3-dev cppzmq-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libpng-dev libdeflate-dev nlohmann-json3-dev libzmq3-dev cppzmq-dev
   python3 python3-numpy
   gstreamer1.0-plugins-base gstreamer1.0-tools
   valgrind libopenni2-dev xvfb patchelf

@@ -24,6 +24,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/kernels/backproject.h"
 #include "detail/exr_codec.h"
+#include "detail/png_codec.h"
 
 namespace fs = std::filesystem;
 
@@ -285,9 +286,10 @@ cv::Mat depth_to_mm16(const cv::Mat& m, float invalid) {
 }
 
 std::vector<uint8_t> encode_png16_mm(const cv::Mat& m, float invalid) {
-  std::vector<uint8_t> out;
-  DM_EXPECT(cv::imencode(".png", depth_to_mm16(m, invalid), out), OutputError, "OpenCV could not encode a 16-bit PNG");
-  return out;
+  // libdeflate and the Up filter (detail/png_codec.h): about 2x faster than cv::imencode at the same size
+  // (depthmask_codec_bench). The millimetre conversion stays a pass of its own: it is not the cost.
+  const cv::Mat mm = depth_to_mm16(m, invalid);
+  return detail::encode_png_grey16(mm.ptr<uint16_t>(), mm.rows, mm.cols, mm.step);
 }
 
 size_t count_kept(const cv::Mat& m, float invalid) {
