@@ -1,6 +1,7 @@
 """What compare.py and ceilings.py share: options, the machine record, datasets, timing whole processes."""
 
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -128,7 +129,10 @@ def run_checked(cmd, env=None, timeout=None):
 def timed_process(cmd, env=None, timeout=None):
     """Wall seconds of one whole process (perf_counter around subprocess.run), and the process."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
+    except OSError as e:  # e.g. the binary is being relinked: a failed run, not a crash of the bench
+        p = subprocess.CompletedProcess(cmd, 127, "", f"cannot start {cmd[0]}: {e}\n")
     return time.perf_counter() - t0, p
 
 
@@ -180,6 +184,15 @@ def _gpus():
         return []
 
 
+def _sha256(path):
+    """Which binary was measured (a build folder's binary changes under a rebuild)."""
+    try:
+        with open(shutil.which(path) or path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
 def interpreter_versions(python):
     """Python, NumPy and OpenCV versions of the pool's interpreter (None where one is missing)."""
     code = ("import json, sys\n"
@@ -211,6 +224,7 @@ def machine(args, scratch_root):
         "gpus": _gpus(),
         "depthmask": os.path.abspath(args.depthmask) if os.path.exists(args.depthmask) else args.depthmask,
         "depthmask_version": version,
+        "depthmask_sha256": _sha256(args.depthmask),
         "pool_python": args.python,
         "pool_versions": interpreter_versions(args.python),
         "driver_python": sys.version.split()[0],
