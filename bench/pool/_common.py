@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -126,14 +127,32 @@ def run_checked(cmd, env=None, timeout=None):
     return p
 
 
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed_process(cmd, env=None, timeout=None):
-    """Wall seconds of one whole process (perf_counter around subprocess.run), and the process."""
-    t0 = time.perf_counter()
+    """One whole process: wall seconds (perf_counter around subprocess.run), CPU seconds (user + sys
+    of it and every descendant it waited for: the pool's workers too) and the process. On a shared
+    machine the CPU seconds move less than the wall time."""
+    c0, t0 = _children_cpu(), time.perf_counter()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
     except OSError as e:  # e.g. the binary is being relinked: a failed run, not a crash of the bench
         p = subprocess.CompletedProcess(cmd, 127, "", f"cannot start {cmd[0]}: {e}\n")
-    return time.perf_counter() - t0, p
+    wall = time.perf_counter() - t0
+    return wall, _children_cpu() - c0, p
+
+
+def cpu_pressure():
+    """/proc/pressure/cpu's "some avg10" (% of the last 10 s that a runnable task waited for a CPU):
+    how much the machine was shared while measuring. None where the kernel has no PSI."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return float(f.readline().split()[1].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _cpu_model():
@@ -221,6 +240,7 @@ def machine(args, scratch_root):
         "mem_total_gib": _mem_total_gib(),
         "kernel": platform.release(),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "cpu_pressure_some_avg10_start": cpu_pressure(),
         "gpus": _gpus(),
         "depthmask": os.path.abspath(args.depthmask) if os.path.exists(args.depthmask) else args.depthmask,
         "depthmask_version": version,
@@ -238,7 +258,7 @@ def machine_line(m):
     gpu = "; ".join(m["gpus"]) or "no GPU"
     fs = m["work_filesystem"]
     return (f"{m['date_utc']} UTC, {m['nproc']} CPUs ({m['cpu_model']}), {m['mem_total_gib']} GiB, {gpu}; "
-            f"load at start {m['loadavg_start']}; depthmask {m['depthmask_version']} ({m['depthmask']}); "
+            f"load at start {m['loadavg_start']}, CPU pressure {m['cpu_pressure_some_avg10_start']} %; depthmask {m['depthmask_version']} ({m['depthmask']}); "
             f"pool: Python {v.get('python')} NumPy {v.get('numpy')} OpenCV {v.get('cv2')} ({m['pool_python']}); "
             f"scratch on {fs['type']} ({fs['mount']})")
 

@@ -293,10 +293,11 @@ def shared_libraries(depthmask):
 
 
 def ceiling_start(args, runs):
-    version = best_of(runs, lambda: c.timed_process([args.depthmask, "--version"])[0])
+    version_runs = [c.timed_process([args.depthmask, "--version"])[:2] for _ in range(runs)]
+    version = min(w for w, _ in version_runs)
     py_bare = best_of(runs, lambda: c.timed_process([args.python, "-c", "pass"])[0])
     py_imports = best_of(runs, lambda: c.timed_process([args.python, "-c", "import numpy, cv2"])[0])
-    return {"depthmask_version_s": version, "loader": loader_statistics(args.depthmask, runs),
+    return {"depthmask_version_s": version, "depthmask_version_cpu_s": min(t for _, t in version_runs), "loader": loader_statistics(args.depthmask, runs),
             "shared_libraries": shared_libraries(args.depthmask), "python_bare_s": py_bare,
             "python_import_numpy_cv2_s": py_imports}
 
@@ -311,7 +312,7 @@ def ceiling_one_frame(args, scratch, w, h, backends, runs):
         times = []
         for _ in range(runs):
             folder = scratch.fresh("one-frame-out")
-            s, p = c.timed_process([args.depthmask, "run", "-i", data, "-o", folder, "-b", b])
+            s, _, p = c.timed_process([args.depthmask, "run", "-i", data, "-o", folder, "-b", b])
             ok = p.returncode == 0 and os.path.exists(os.path.join(folder, "000000.tiff"))
             shutil.rmtree(folder, ignore_errors=True)
             if not ok:
@@ -347,12 +348,13 @@ def main():
         print("machine:", c.machine_line(info), flush=True)
         sizes = []
         for (w, h), frames in cases:
+            pressure = c.cpu_pressure()
             data = scratch.path(f"data-{w}x{h}-{frames}")
             c.require_free(scratch.root, int(w * h * frames * 4.6) + (64 << 20))
             print(f"{w}x{h}: synthesising {frames} frames ...", flush=True)
             c.synth(args.depthmask, data, frames, w, h)
             c.warm(data)
-            row = {"size": f"{w}x{h}", "frames": frames}
+            row = {"size": f"{w}x{h}", "frames": frames, "cpu_pressure_before": pressure}
             print(f"{w}x{h}: (a) writes", flush=True)
             row["write"] = ceiling_write(scratch, w, h, frames, threads, args.repeat)
             print(f"{w}x{h}: (b) listing and opening", flush=True)
@@ -366,6 +368,7 @@ def main():
                              for b, r in row["one_frame_run"].items() if "failed" in r]
             if not args.keep:
                 shutil.rmtree(data, ignore_errors=True)
+            row["cpu_pressure_after"] = c.cpu_pressure()
             sizes.append(row)
         print("(d) CUDA start", flush=True)
         cuda = ceiling_cuda(args.depthmask, max(1, min(args.repeat, 5)))
@@ -411,7 +414,8 @@ def main():
     else:
         rows.append(("(d) dlopen libcudart, ms", "", f"{rt['dlopen_s'] * 1e3:.2f}", ""))
         rows.append(("(d) cudaFree(0), the runtime's first call, ms", "", f"{rt['first_call_cudaFree0_s'] * 1e3:.2f}", ""))
-    rows.append((f"(e) depthmask --version, wall, best of {starts}, ms", "", f"{start['depthmask_version_s'] * 1e3:.1f}", ""))
+    rows.append((f"(e) depthmask --version, wall / CPU (user + sys), best of {starts}, ms", "",
+                 f"{start['depthmask_version_s'] * 1e3:.1f} / {start['depthmask_version_cpu_s'] * 1e3:.1f}", ""))
     ld = start["loader"]
     if "skip" in ld:
         rows.append(("(e) loader statistics", "", f"skipped: {ld['skip']}", ""))

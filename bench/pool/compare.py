@@ -66,13 +66,14 @@ def main():
             contenders = [(f"depthmask {b}", [args.depthmask, "run", "-i", data, "-b", b, "-o"]) for b in backends]
             contenders.append(("pool", [args.python, pool_script, data, "--workers", str(args.workers)]))
             times = {name: [] for name, _ in contenders}
+            cpu = {name: [] for name, _ in contenders}
             kept = {}  # the last round's outputs, for the pixel check
-            load_before = os.getloadavg()[0]
+            load_before, pressure_before = os.getloadavg()[0], c.cpu_pressure()
             for r in range(args.repeat):
                 for name, cmd in contenders:
                     out = scratch.fresh(f"out-{len(kept)}")
                     full = cmd + [out] if name != "pool" else cmd[:3] + [out] + cmd[3:]
-                    seconds, p = c.timed_process(full, timeout=args.timeout)
+                    seconds, cpu_s, p = c.timed_process(full, timeout=args.timeout)
                     written = count_tiffs(out)
                     ok = p.returncode == 0 and written == frames
                     if not ok:
@@ -80,13 +81,15 @@ def main():
                         sys.stderr.write(f"--- {' '.join(full)}\n{p.stdout[-2000:]}{p.stderr[-2000:]}\n")
                     else:
                         times[name].append(seconds)
+                        cpu[name].append(cpu_s)
                     print(f"  {name:20s} round {r + 1}: {seconds:8.3f} s  {frames / seconds:9.1f} frames/s"
+                          f"  (CPU {cpu_s:7.3f} s)"
                           f"{'' if ok else '  FAILED'}", flush=True)
                     if r == args.repeat - 1 and ok:
                         kept[name] = out  # kept until the check below
                     else:
                         shutil.rmtree(out, ignore_errors=True)
-            load_after = os.getloadavg()[0]
+            load_after, pressure_after = os.getloadavg()[0], c.cpu_pressure()
             # Pixels: the first, middle and last frame of each depthmask backend against the pool's.
             pixels = {}
             if "pool" in kept:
@@ -104,8 +107,11 @@ def main():
                 shutil.rmtree(data, ignore_errors=True)
             fps = {name: (frames / min(t) if t else None) for name, t in times.items()}
             row = {"size": f"{w}x{h}", "frames": frames, "workers": args.workers, "input_files": files,
-                   "input_bytes": nbytes, "seconds": times, "fps": fps, "pixels_equal_pool": pixels,
-                   "loadavg_1min_before_after": [round(load_before, 2), round(load_after, 2)]}
+                   "input_bytes": nbytes, "seconds": times, "cpu_seconds": cpu, "fps": fps,
+                   "cpu_ms_per_frame": {n: (min(t) * 1e3 / frames if t else None) for n, t in cpu.items()},
+                   "pixels_equal_pool": pixels,
+                   "loadavg_1min_before_after": [round(load_before, 2), round(load_after, 2)],
+                   "cpu_pressure_before_after": [pressure_before, pressure_after]}
             dm = {b: fps[f"depthmask {b}"] for b in backends if fps[f"depthmask {b}"]}
             pool = fps["pool"]
             row["best_backend"] = max(dm, key=dm.get) if dm else None
@@ -134,6 +140,20 @@ def main():
                        for k, v in row["pixels_equal_pool"].items()) or "—"
         cells += [f(row["fps"]["pool"]), best, f(row["ratio_cpu_pool"], "{:.2f}x"), eq]
         print("| " + " | ".join(cells) + " |")
+    # CPU time per frame: on a shared machine wall time says how long a run waited, CPU time what it cost.
+    names = [f"depthmask {b}" for b in backends] + ["pool"]
+    print()
+    print("CPU time per frame, ms (user + sys of the whole process tree, least of the runs), and how shared the"
+          " machine was (CPU pressure some avg10 %, before / after):")
+    print()
+    print("| size | " + " | ".join(n.replace("depthmask ", "") for n in names) + " | pool/cpu | CPU pressure |")
+    print("|---|" + "---:|" * len(names) + "---:|---|")
+    for row in results:
+        ms = row["cpu_ms_per_frame"]
+        ratio = ms["pool"] / ms["depthmask cpu"] if ms.get("depthmask cpu") and ms["pool"] else None
+        pb, pa = row["cpu_pressure_before_after"]
+        print("| " + " | ".join([row["size"]] + [f(ms[n], "{:.2f}") for n in names] + [f(ratio, "{:.2f}x"),
+                                                                                      f"{pb} / {pa}"]) + " |")
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
         return 1
