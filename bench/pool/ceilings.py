@@ -292,13 +292,40 @@ def shared_libraries(depthmask):
         return None
 
 
-def ceiling_start(args, runs):
+def loader_share_perf(depthmask, scratch):
+    """The share of `depthmask --version`'s CPU samples that fall in the dynamic loader (perf record,
+    by shared object): the loader's cost counted in CPU time, which LD_DEBUG's cycle counts (wall
+    time on the TSC) are not on a shared machine. Skipped without perf or its permission."""
+    perf = shutil.which("perf")
+    if not perf:
+        return {"skip": "no perf"}
+    data = scratch.path("perf.data")
+    rec = subprocess.run([perf, "record", "-q", "-F", "4999", "-o", data, "--", depthmask, "--version"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if rec.returncode != 0:
+        return {"skip": f"perf record failed: {rec.stderr.strip()[-200:]}"}
+    rep = subprocess.run([perf, "report", "-i", data, "--sort", "dso", "--stdio", "-q"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    shares = {}
+    for line in rep.stdout.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)", line)
+        if m:
+            shares[m.group(2)] = float(m.group(1))
+    if not shares:
+        return {"skip": "perf report gave no samples"}
+    loader = sum(v for k, v in shares.items() if k.startswith("ld-linux") or k.startswith("ld-"))
+    top = sorted(shares.items(), key=lambda kv: -kv[1])[:5]
+    return {"loader_percent": loader, "top_dsos": top}
+
+
+def ceiling_start(args, runs, scratch):
     version_runs = [c.timed_process([args.depthmask, "--version"])[:2] for _ in range(runs)]
     version = min(w for w, _ in version_runs)
     py_bare = best_of(runs, lambda: c.timed_process([args.python, "-c", "pass"])[0])
     py_imports = best_of(runs, lambda: c.timed_process([args.python, "-c", "import numpy, cv2"])[0])
     return {"depthmask_version_s": version, "depthmask_version_cpu_s": min(t for _, t in version_runs), "loader": loader_statistics(args.depthmask, runs),
-            "shared_libraries": shared_libraries(args.depthmask), "python_bare_s": py_bare,
+            "shared_libraries": shared_libraries(args.depthmask),
+            "loader_share_perf": loader_share_perf(args.depthmask, scratch), "python_bare_s": py_bare,
             "python_import_numpy_cv2_s": py_imports}
 
 
@@ -373,7 +400,7 @@ def main():
         print("(d) CUDA start", flush=True)
         cuda = ceiling_cuda(args.depthmask, max(1, min(args.repeat, 5)))
         print("(e) process start", flush=True)
-        start = ceiling_start(args, starts)
+        start = ceiling_start(args, starts, scratch)
 
     doc = {"machine": info, "repeat": args.repeat, "threads": threads, "sizes": sizes, "cuda": cuda,
            "start": start, "failures": failures}
@@ -429,6 +456,10 @@ def main():
         rows.append(("(e) relocations (symbol / relative), shared libraries loaded", "",
                      f"{ld.get('relocations')} / {ld.get('relative_relocations')}, {start['shared_libraries']} libraries",
                      f"cycles at {mhz} MHz (cpuinfo)" if mhz else ""))
+    lp = start["loader_share_perf"]
+    rows.append(("(e) depthmask --version: CPU samples in the dynamic loader (perf, by object)", "",
+                 f"skipped: {lp['skip']}" if "skip" in lp else f"{lp['loader_percent']:.1f} %",
+                 "" if "skip" in lp else ", ".join(f"{k} {v:.1f} %" for k, v in lp["top_dsos"][:3])))
     rows.append((f"(e) pool interpreter: python -c pass / import numpy, cv2, best of {starts}, ms", "",
                  f"{start['python_bare_s'] * 1e3:.1f} / {start['python_import_numpy_cv2_s'] * 1e3:.1f}", ""))
 
