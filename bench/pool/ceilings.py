@@ -216,8 +216,11 @@ def find_cudart(depthmask):
             return m.group(1)
     except OSError:
         pass
-    name = ctypes.util.find_library("cudart")
-    return name
+    name = ctypes.util.find_library("cudart")  # via ldconfig's cache
+    if name:
+        return name
+    lib = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64", "libcudart.so")
+    return lib if os.path.exists(lib) else None
 
 
 def best_fresh_process(code, argv, repeat):
@@ -242,7 +245,7 @@ def ceiling_cuda(depthmask, repeat):
     if "skip" in out["driver"]:
         out["runtime"] = {"skip": "no usable GPU (see the driver)"}
     elif not cudart:
-        out["runtime"] = {"skip": "no libcudart found (depthmask does not link it, nor is it on the loader path)"}
+        out["runtime"] = {"skip": "no libcudart (not linked by depthmask, not in ldconfig's cache nor $CUDA_HOME/lib64)"}
     else:
         out["runtime"] = best_fresh_process(CUDART_CODE, [cudart], repeat)
         out["runtime"]["library"] = cudart
