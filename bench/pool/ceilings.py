@@ -15,6 +15,8 @@
       (LD_DEBUG=statistics: startup and relocation time, in cycles of the TSC, here converted with
       /proc/cpuinfo's MHz); the shared libraries it loads; the pool interpreter's `import numpy, cv2`.
   (f) `depthmask run` of a one-frame dataset, best of 5, per backend (--skip-run leaves it out).
+  (g) where one `depthmask run` of the dataset (first backend) spends its CPU, by shared object
+      (perf record; skipped without perf; --skip-run leaves it out).
 
     python3 bench/pool/ceilings.py --sizes 640x480 --frames 300 --workers 2
     python3 bench/pool/ceilings.py --quick       # small counts: a check that it runs, not a measurement
@@ -300,20 +302,20 @@ def shared_libraries(depthmask):
         return None
 
 
-def loader_share_perf(depthmask, scratch):
-    """The share of `depthmask --version`'s CPU samples that fall in the dynamic loader (perf record,
-    by shared object): the loader's cost counted in CPU time, which LD_DEBUG's cycle counts (wall
-    time on the TSC) are not on a shared machine. Skipped without perf or its permission."""
+def perf_by_dso(cmd, scratch):
+    """Where a process's CPU samples fall, by shared object (perf record; {"skip": why} without perf
+    or its permission): CPU time, which the wall clock of a shared machine is not."""
     perf = shutil.which("perf")
     if not perf:
         return {"skip": "no perf"}
     data = scratch.path("perf.data")
-    rec = subprocess.run([perf, "record", "-q", "-F", "4999", "-o", data, "--", depthmask, "--version"],
+    rec = subprocess.run([perf, "record", "-q", "-F", "4999", "-o", data, "--"] + cmd,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if rec.returncode != 0:
         return {"skip": f"perf record failed: {rec.stderr.strip()[-200:]}"}
     rep = subprocess.run([perf, "report", "-i", data, "--sort", "dso", "--stdio", "-q"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True)
+    os.remove(data)
     shares = {}
     for line in rep.stdout.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(\S+)", line)
@@ -321,9 +323,16 @@ def loader_share_perf(depthmask, scratch):
             shares[m.group(2)] = float(m.group(1))
     if not shares:
         return {"skip": "perf report gave no samples"}
-    loader = sum(v for k, v in shares.items() if k.startswith("ld-linux") or k.startswith("ld-"))
-    top = sorted(shares.items(), key=lambda kv: -kv[1])[:5]
-    return {"loader_percent": loader, "top_dsos": top}
+    return {"top_dsos": sorted(shares.items(), key=lambda kv: -kv[1])[:8]}
+
+
+def loader_share_perf(depthmask, scratch):
+    """The dynamic loader's share of `depthmask --version`'s CPU samples (LD_DEBUG's cycle counts are
+    TSC time, not CPU time)."""
+    r = perf_by_dso([depthmask, "--version"], scratch)
+    if "skip" not in r:
+        r["loader_percent"] = sum(v for k, v in r["top_dsos"] if k.startswith("ld-"))
+    return r
 
 
 def ceiling_start(args, runs, scratch):
@@ -401,6 +410,13 @@ def main():
                 row["one_frame_run"] = ceiling_one_frame(args, scratch, w, h, backends, one_frame_runs)
                 failures += [f"{w}x{h} one-frame run, {b}: {r['failed']}"
                              for b, r in row["one_frame_run"].items() if "failed" in r]
+            if not args.skip_run:
+                print(f"{w}x{h}: (g) where a run's CPU goes (perf)", flush=True)
+                out = scratch.fresh("profile-out")
+                row["run_profile"] = perf_by_dso([args.depthmask, "run", "-i", data, "-o", out, "-b", backends[0]],
+                                                 scratch)
+                row["run_profile"]["backend"] = backends[0]
+                shutil.rmtree(out, ignore_errors=True)
             if not args.keep:
                 shutil.rmtree(data, ignore_errors=True)
             row["cpu_pressure_after"] = c.cpu_pressure()
@@ -437,6 +453,11 @@ def main():
                      f"{co['codec_bound_fps'] / n:.1f}", f"{co['codec_bound_fps']:.1f}"))
         rows.append(("(c) pool compute bound, + the rule, CPU times, frames/s", s,
                      f"{co['pool_compute_bound_fps'] / n:.1f}", f"{co['pool_compute_bound_fps']:.1f}"))
+        pr = r.get("run_profile")
+        if pr:
+            rows.append((f"(g) depthmask run -b {pr['backend']} of the dataset: CPU samples by object (perf)", s,
+                         f"skipped: {pr['skip']}" if "skip" in pr else
+                         ", ".join(f"{k} {v:.1f} %" for k, v in pr["top_dsos"][:6]), ""))
         for b, fr in r.get("one_frame_run", {}).items():
             rows.append((f"(f) depthmask run, 1 frame, -b {b}, best of {one_frame_runs}, ms", s,
                          f"{fr['seconds'] * 1e3:.1f}" if "seconds" in fr else "failed", ""))
