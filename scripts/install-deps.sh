@@ -28,6 +28,8 @@ declare -A fallback=([cppzmq-dev]=libzmq3-dev)
 # The Python package's tests (python/tests: pytest, hypothesis, Pillow for the PNG frames). PyTorch
 # (python3-torch, ~330 MB installed) is left out: its tests skip without it.
 build_pkgs+=(python3-pytest python3-hypothesis python3-pil)
+# bench/pool: the process-pool baseline reads and writes the frames with OpenCV (cv2).
+build_pkgs+=(python3-opencv)
 
 # --runtime-list: the package of every shared library BIN links directly (DT_NEEDED; apt brings what
 # those need), except the CUDA and driver libraries that the CUDA base image or the NVIDIA container
