@@ -1,6 +1,7 @@
 // Unit tests of the output writers: NPY and TIFF encoding, atomic file writes, the output folder
 // check and the preview image.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -450,3 +451,20 @@ TEST(Preview, AllInvalidGivesABlackRightThird) {
 }
 
 }  // namespace
+
+TEST(Crc32, IsZlibsCrc32SoEarlierManifestsStillVerify) {
+  const char check[] = "123456789";
+  EXPECT_EQ(depthmask::crc32_of(check, 9), 0xCBF43926u);  // the CRC-32 check value
+  std::vector<uint8_t> bytes(3 << 20);
+  uint32_t x = 12345;
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  for (const size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{4096}, bytes.size()}) {
+    const uLong z = ::crc32(0L, bytes.data(), static_cast<uInt>(n));
+    EXPECT_EQ(depthmask::crc32_of(bytes.data(), n), static_cast<uint32_t>(z)) << n;
+    // Continued over parts, as FileBytes::crc32() does.
+    const size_t half = n / 2;
+    EXPECT_EQ(depthmask::crc32_of(bytes.data() + half, n - half, depthmask::crc32_of(bytes.data(), half)),
+              static_cast<uint32_t>(z))
+        << n;
+  }
+}
