@@ -1,10 +1,10 @@
 #include "depthmask/encoders.h"
 
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <libdeflate.h>
 
 #include <nlohmann/json.hpp>
 

@@ -15,8 +15,8 @@ namespace dmtest {
 
 // An indexed-colour PNG written with libpng: `indices` (CV_8UC1) at `bit_depth` (1, 2, 4 or 8) with a
 // colourful palette of `colors` entries, optionally Adam7-interlaced and with a tRNS chunk.
-inline void write_palette_png(const std::filesystem::path& path, const cv::Mat& indices, int bit_depth, int colors, bool interlace,
-                       bool trns) {
+inline void write_palette_png(const std::filesystem::path& path, const cv::Mat& indices, int bit_depth, int colors,
+                              bool interlace, bool trns) {
   std::filesystem::create_directories(path.parent_path());
   FILE* fp = std::fopen(path.string().c_str(), "wb");
   ASSERT_NE(fp, nullptr);

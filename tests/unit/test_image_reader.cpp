@@ -191,8 +191,7 @@ TEST(ImageReader, InstanceMasksUniteByTheMaskTest) {
   // An instance of another size names both files.
   const dm::ImageReader::Instances odd{instances[0], {"000002", write(dir / "i2.png", random_image(5, 5, CV_8UC1, 3))}};
   const std::string m = dmtest::message_of<dm::InputError>([&] { reader.read_instance_union(odd, p, dst); });
-  EXPECT_TRUE(Contains(m, (dir / "i2.png").string() + "' is 5x5 but mask file '" + (dir / "i0.png").string()))
-      << m;
+  EXPECT_TRUE(Contains(m, (dir / "i2.png").string() + "' is 5x5 but mask file '" + (dir / "i0.png").string())) << m;
 }
 
 TEST(ImageReader, EveryPngOfTheRealCapturesEqualsOpenCvs) {
@@ -213,8 +212,8 @@ TEST(ImageReader, EveryPngOfTheRealCapturesEqualsOpenCvs) {
       EXPECT_TRUE(same_bits(reader.read(e.path(), role, *backend, buf), ref)) << e.path();
       fast += reader.last_decoder() == dm::Decoder::FastPng ? 1 : 0;
     } else {
-      EXPECT_TRUE(
-          same_bits(reader.read(e.path(), dm::ImageRole::Color, color), cv::imread(e.path().string(), cv::IMREAD_COLOR)))
+      EXPECT_TRUE(same_bits(reader.read(e.path(), dm::ImageRole::Color, color),
+                            cv::imread(e.path().string(), cv::IMREAD_COLOR)))
           << e.path();
     }
   }
