@@ -68,12 +68,13 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     return kOk;
   }
 
-  const OpenedBackend opened = open_backend(c);
-
+  // CUDA's start-up (none for backend.kind: cpu) runs while the run lists the input and reads the
+  // resume manifest; the run opens the backend when its frames need it.
+  BackendOpener opener(c);
   RunSummary s;
   {
     Progress progress(stderr);
-    s = run_batch(c, *opened.backend, opened.choice, &progress, &stop);
+    s = run_batch(c, opener, &progress, &stop);
   }
   const std::string done_before = s.skipped_done ? ", " + std::to_string(s.skipped_done) + " skipped (done)" : "";
   std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped%s in %.2f s (%.1f frames/s)\n", s.total, s.ok,
@@ -85,6 +86,10 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
   std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), s.backend_reason.c_str());
   std::printf("  output:  %s\n", c.output.dir.string().c_str());
+  const StartupTimes& t = s.startup;
+  std::printf(
+      "  start-up: first frame at %.0f ms (CUDA initialisation %.0f ms%s, listing %.1f ms, backend open %.1f ms)\n",
+      t.first_frame_ms, t.cuda_init_ms, t.cuda_init_ms > 0 ? "" : ": not initialised", t.listing_ms, t.backend_open_ms);
   for (const auto& f : s.failures) std::printf("  failed:  %s\n", f.message.c_str());
   if (!s.manifest_error.empty()) std::printf("  manifest not saved: %s\n", s.manifest_error.c_str());
   if (s.interrupted) {
@@ -114,8 +119,9 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.frames) limits.max_frames = *o.frames;
   if (o.duration) limits.duration = *o.duration;
   const SourceUri uri = parse_source_uri(c.live.source);
+  BackendOpener opener(c);  // CUDA starts while the source opens
   const std::unique_ptr<LiveSource> source = make_live_source(uri, c);
-  const OpenedBackend opened = open_backend(c);
+  const OpenedBackend opened = opener.open();
 
   const LiveSummary s = run_live(c, *opened.backend, *source, limits, &stop);
   const char* why = s.interrupted ? "interrupted" : s.source_ended ? "source ended" : "limit reached";

@@ -6,13 +6,18 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
@@ -30,6 +35,35 @@ namespace depthmask {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Milliseconds since the kernel started this process: /proc/self/stat's starttime (field 22, clock
+// ticks since boot, rounded down) against CLOCK_BOOTTIME, the clock it counts on. A steady-clock
+// static set at load would miss exec, the dynamic loader (260 objects with Debian's OpenCV) and the
+// libraries' initialisers. Empty where /proc cannot tell.
+std::optional<double> ms_since_process_start() {
+  std::ifstream f("/proc/self/stat");
+  std::string line;
+  if (!std::getline(f, line)) return std::nullopt;
+  // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+  size_t at = line.rfind(')');
+  if (at == std::string::npos) return std::nullopt;
+  for (int field = 2; field < 22; ++field) {
+    at = line.find(' ', at + 1);
+    if (at == std::string::npos) return std::nullopt;
+  }
+  unsigned long long ticks = 0;
+  const char* first = line.data() + at + 1;
+  if (std::from_chars(first, line.data() + line.size(), ticks).ec != std::errc()) return std::nullopt;
+  const long hz = sysconf(_SC_CLK_TCK);
+  timespec now{};
+  if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) != 0) return std::nullopt;
+  const double now_ms = static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+  return now_ms - static_cast<double>(ticks) * 1e3 / static_cast<double>(hz);
+}
 
 // The unit sanity check, once per run: on the first masked output that keeps enough pixels. Frames
 // reach it from several threads.
@@ -72,10 +106,12 @@ class BatchRun {
  public:
   BatchRun(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
            const std::atomic<bool>* stop)
-      : config_(config), backend_(backend), observer_(observer), stop_(stop) {
-    s_.backend = backend.kind();
-    s_.backend_reason = choice.reason;
+      : config_(config), observer_(observer), stop_(stop) {
+    use_backend(backend, choice);
   }
+  // The backend is opened once the run is prepared (open_backend()).
+  BatchRun(const Config& config, BackendOpener& opener, RunObserver* observer, const std::atomic<bool>* stop)
+      : config_(config), opener_(&opener), observer_(observer), stop_(stop) {}
 
   RunSummary run() {
     prepare();
@@ -97,7 +133,9 @@ class BatchRun {
   // Prepare the run: resolve the input (layout, listing, geometry), refuse what cannot work before
   // any output is touched, ready the output folder, plan the resume, make the pool.
   void prepare() {
+    const Clock::time_point resolving = Clock::now();
     input_ = resolve_input(config_);
+    s_.startup.listing_ms = ms_between(resolving, Clock::now());
     detail::log().info("layout {} ({})", to_string(input_.layout), input_.reason);
     const Config& c = input_.config;  // with the layout's defaults for the keys the user did not set
     // The input's camera geometry when its depth comes from another camera than the mask (APC raw/
@@ -114,25 +152,39 @@ class BatchRun {
       detail::log().info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
     }
     check_outputs_spare_inputs(c, listing);
+    resume_.emplace(c);  // reads the manifest; plan() below writes it
+    params_ = mask_params(c);
+    stop_at_failure_ = c.run.on_error == OnError::Stop;
+
+    // Up to here CUDA's start-up (the opener's probe) runs beside the run; the backend is needed from
+    // here on, and a backend that cannot start must fail before the output folder is touched.
+    if (opener_) {
+      opened_ = opener_->open();
+      use_backend(*opened_->backend, opened_->choice);
+      s_.startup.cuda_init_ms = opener_->cuda_init_ms();
+      s_.startup.backend_open_ms = opener_->open_ms();
+    }
     ensure_output_dir(c.output.dir);
     if (const size_t n = remove_stale_temp_files(c.output.dir))
       detail::log().info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
-    resume_.emplace(c);
     finished_before_ = resume_->plan(listing.frames);
     if (observer_) observer_->on_start(listing);
-
-    params_ = mask_params(c);
-    stop_at_failure_ = c.run.on_error == OnError::Stop;
     make_pool();
+  }
+
+  void use_backend(MemoryBackend& backend, const BackendChoice& choice) {
+    backend_ = &backend;
+    s_.backend = backend.kind();
+    s_.backend_reason = choice.reason;
   }
 
   // The pool: one Work (slot + writer) per frame in flight; the pipeline never admits more frames
   // than there are Works, so memory is bounded by the pool, not by the dataset.
   void make_pool() {
     const Config& c = input_.config;
-    tokens_ = std::min(frames_in_flight(c, backend_), std::max<size_t>(input_.listing.frames.size(), 1));
+    tokens_ = std::min(frames_in_flight(c, *backend_), std::max<size_t>(input_.listing.frames.size(), 1));
     for (size_t i = 0; i < tokens_; ++i) {
-      pool_.push_back(std::make_unique<Work>(backend_, c));
+      pool_.push_back(std::make_unique<Work>(*backend_, c));
       pool_.back()->slot.set_registration(c.registration.mode, geometry_);
       pool_.back()->slot.set_limits(input_limits(c));
       // Many frames wait on the device at once: their threads sleep, leaving the cores to the codecs.
@@ -183,6 +235,18 @@ class BatchRun {
     }
     s_.skipped = s_.total - s_.ok - s_.failed - s_.skipped_done;
     s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    if (first_commit_) {
+      // The first frame's moment, read back from now: /proc is read once, outside the pipeline.
+      const double since_first = ms_between(*first_commit_, Clock::now());
+      s_.startup.first_frame_ms = std::max(0.0, ms_since_process_start().value_or(0.0) - since_first);
+      s_.startup.run_first_frame_ms = ms_between(start_, *first_commit_);
+    }
+    const StartupTimes& t = s_.startup;
+    detail::log().info(
+        "start-up: first frame {:.1f} ms after the process started ({:.1f} ms after the run's start); CUDA "
+        "initialisation {:.1f} ms{}, listing {:.1f} ms, opening the backend after the listing {:.1f} ms",
+        t.first_frame_ms, t.run_first_frame_ms, t.cuda_init_ms, t.cuda_init_ms > 0 ? "" : " (not initialised)",
+        t.listing_ms, t.backend_open_ms);
   }
 
   // run.on_error: stop — the index of the failed frame, once one failed: no later frame is admitted,
@@ -262,6 +326,7 @@ class BatchRun {
     if (w->fatal) std::rethrow_exception(w->fatal);
     if (w->index > stopping_after_.load()) return;  // after the failure that stopped the run: not done
     const FrameEntry& f = *w->frame;
+    if (!first_commit_) first_commit_ = Clock::now();
     ++done_;
     if (w->resumed) {
       ++s_.skipped_done;
@@ -296,7 +361,7 @@ class BatchRun {
       f();
     } catch (...) {
       detail::ClassifiedFailure v =
-          detail::classify_frame_failure(std::current_exception(), backend_, "frame " + w.frame->id);
+          detail::classify_frame_failure(std::current_exception(), *backend_, "frame " + w.frame->id);
       if (v.fatal) {
         w.fatal = v.fatal;
         return;
@@ -312,7 +377,9 @@ class BatchRun {
   }
 
   const Config& config_;  // as given; input_.config is the effective one
-  MemoryBackend& backend_;
+  BackendOpener* opener_ = nullptr;
+  std::optional<OpenedBackend> opened_;  // opener_'s; declared before pool_, whose buffers it owns
+  MemoryBackend* backend_ = nullptr;     // set in prepare() at the latest
   RunObserver* observer_;
   const std::atomic<bool>* stop_;
 
@@ -332,7 +399,9 @@ class BatchRun {
   UnitCheck units_;
   size_t next_ = 0, done_ = 0;
   std::atomic<size_t> stopping_after_{kNone};
+  Clock::time_point start_ = Clock::now();
   Clock::time_point t0_;
+  std::optional<Clock::time_point> first_commit_;
   RunSummary s_;
 };
 
@@ -341,6 +410,11 @@ class BatchRun {
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice, RunObserver* observer,
                      const std::atomic<bool>* stop) {
   return BatchRun(config, backend, choice, observer, stop).run();
+}
+
+RunSummary run_batch(const Config& config, BackendOpener& opener, RunObserver* observer,
+                     const std::atomic<bool>* stop) {
+  return BatchRun(config, opener, observer, stop).run();
 }
 
 }  // namespace depthmask

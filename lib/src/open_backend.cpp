@@ -1,5 +1,7 @@
 #include "depthmask/open_backend.h"
 
+#include <chrono>
+#include <stdexcept>
 #include <string>
 
 #include "depthmask/compat.h"
@@ -9,8 +11,17 @@
 
 namespace depthmask {
 
-OpenedBackend open_backend(const Config& c) {
-  const PlatformInfo platform = probe_platform(c.backend.device);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// backend.kind: cpu needs nothing of the platform: no probe, so no CUDA call (issue 16).
+bool probes(const Config& c) { return c.backend.kind != BackendKind::Cpu; }
+
+// Chooses, warns, starts and limits the backend on `platform`: open_backend()'s second half.
+OpenedBackend start_backend(const Config& c, const PlatformInfo& platform) {
   OpenedBackend opened;
   opened.choice = choose_backend(c.backend, platform);
   const BackendChoice& choice = opened.choice;
@@ -30,6 +41,44 @@ OpenedBackend open_backend(const Config& c) {
     detail::log().info("backend.memory_limit_mb: frame buffers are capped at {} MiB", c.backend.memory_limit_mb);
   }
   detail::log().debug("{}", opened.backend->describe());
+  return opened;
+}
+
+}  // namespace
+
+OpenedBackend open_backend(const Config& c) {
+  return start_backend(c, probes(c) ? probe_platform(c.backend.device) : unprobed_platform());
+}
+
+BackendOpener::BackendOpener(const Config& config) : config_(config) {
+  if (!probes(config_)) return;
+  // The probe reads only the device index; the thread shares nothing else with the caller.
+  const int device = config_.backend.device;
+  probe_ = std::async(std::launch::async, [device] {
+    const Clock::time_point t0 = Clock::now();
+    Probed p{probe_platform(device), 0};
+    p.ms = ms_since(t0);
+    return p;
+  });
+}
+
+BackendOpener::~BackendOpener() {
+  if (probe_.valid()) probe_.wait();
+}
+
+OpenedBackend BackendOpener::open() {
+  DM_EXPECT(!opened_, std::logic_error, "BackendOpener::open() called twice");
+  opened_ = true;
+  const Clock::time_point t0 = Clock::now();
+  OpenedBackend opened;
+  if (probe_.valid()) {
+    const Probed p = probe_.get();  // rethrows what the probe threw
+    cuda_init_ms_ = p.ms;
+    opened = start_backend(config_, p.platform);
+  } else {
+    opened = start_backend(config_, unprobed_platform());
+  }
+  open_ms_ = ms_since(t0);
   return opened;
 }
 

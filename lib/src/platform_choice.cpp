@@ -1,11 +1,31 @@
 // choose_backend: the `auto` rules (DESIGN.md, from NVIDIA's CUDA for Tegra note and the programming
 // guide), and the checks an explicit request must pass. Pure: tests feed it fabricated probes.
+#include <atomic>
 #include <sstream>
 
 #include "depthmask/errors.h"
+#include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/platform.h"
 
 namespace depthmask {
+
+namespace detail {
+namespace {
+std::atomic<bool> cuda_initialised_flag{false};
+}  // namespace
+bool cuda_initialised() noexcept { return cuda_initialised_flag.load(); }
+void note_cuda_initialised() noexcept { cuda_initialised_flag.store(true); }
+}  // namespace detail
+
+PlatformInfo unprobed_platform() {
+  PlatformInfo p;
+  p.probed = false;
+  p.cuda_built = have_cuda_kernels();
+  p.build = this_build_targets();
+  p.problem = p.cuda_built ? "CUDA not initialised (backend.kind: cpu)"
+                           : "this depthmask was built without CUDA (no nvcc at build time)";
+  return p;
+}
 
 std::string cuda_version_string(int v) {
   if (v <= 0) return "none";
@@ -46,7 +66,8 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
 
   if (req.kind == BackendKind::Cpu) {
     c.kind = BackendKind::Cpu;
-    c.reason = "backend.kind is cpu (forced in the configuration)";
+    c.reason = p.probed ? "backend.kind is cpu (forced in the configuration)"
+                        : "backend.kind is cpu (forced in the configuration; CUDA not initialised)";
     return c;
   }
   if (req.kind != BackendKind::Auto) {

@@ -35,6 +35,7 @@ std::string driver_release() {
 }  // namespace
 
 PlatformInfo probe_platform(int memory_device) {
+  detail::note_cuda_initialised();  // cudaGetDeviceCount below starts the driver
   PlatformInfo p;
   p.cuda_built = have_cuda_kernels();
   p.runtime_version = CUDART_VERSION;

@@ -4,6 +4,7 @@
 namespace depthmask {
 
 PlatformInfo probe_platform(int) {
+  detail::note_cuda_initialised();  // what a CUDA build's probe would do: the cpu path's tests hold here too
   PlatformInfo p;
   p.cuda_built = false;
   p.problem = "this depthmask was built without CUDA (no nvcc at build time)";

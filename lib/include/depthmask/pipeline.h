@@ -15,6 +15,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
 #include "depthmask/kernels/mask_rule.h"
+#include "depthmask/open_backend.h"
 #include "depthmask/platform.h"
 
 namespace depthmask {
@@ -25,6 +26,24 @@ struct FrameFailure {
   // Its class (classify_frame_failure): input (a bad or missing input file), resource (out of
   // memory, disk full, the output folder gone), platform (a CUDA error that was not sticky), internal.
   Failure failure = Failure::Input;
+};
+
+// Where a run's start-up went (issue 16): a one-frame run is mostly start-up. Logged at info level
+// at the end of the run.
+struct StartupTimes {
+  // Process start to the first frame through the commit stage (ok, failed or already done), in ms;
+  // 0 when no frame got there. The start is the kernel's (/proc/self/stat starttime against
+  // CLOCK_BOOTTIME), so exec, the dynamic loader and static initialisers count; that start is kept in
+  // clock ticks (10 ms at USER_HZ 100) and rounded down, so this reads up to one tick long.
+  double first_frame_ms = 0;
+  double run_first_frame_ms = 0;  // the same from run_batch's call (steady clock)
+  double listing_ms = 0;          // resolving the input: the layout, the listing
+  // The platform probe this run started (CUDA's driver and context on backend.device); 0 when the run
+  // did not initialise CUDA: backend.kind cpu, or a backend opened before run_batch was called.
+  double cuda_init_ms = 0;
+  // Opening the backend after the run was prepared (run_batch with a BackendOpener): the wait for the
+  // part of cuda_init_ms the preparation did not hide, and the backend's own start.
+  double backend_open_ms = 0;
 };
 
 struct RunSummary {
@@ -42,6 +61,7 @@ struct RunSummary {
   // Why the resume manifest could not be saved at the end (disk full, output folder gone ...): the
   // frames counted ok have their outputs, but a re-run redoes those not recorded. Empty: saved.
   std::string manifest_error;
+  StartupTimes startup;
 
   double fps() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0.0; }
   // How the run failed, empty when it did not: interrupted when the stop flag ended it; otherwise the
@@ -99,5 +119,12 @@ size_t frames_in_flight(const Config& config, const MemoryBackend& backend);
 // applies the smallest of the global_controls alive); without run.threads it changes nothing.
 RunSummary run_batch(const Config& config, MemoryBackend& backend, const BackendChoice& choice,
                      RunObserver* observer = nullptr, const std::atomic<bool>* stop = nullptr);
+
+// The same with the backend opened by the run: `opener` (made as early as possible, so CUDA's
+// start-up has begun) is opened once the input is listed and the resume manifest read, before the
+// output folder is touched (a backend that cannot start leaves it as it was); the backend lives until
+// run_batch returns. summary.startup says how much of CUDA's start-up the preparation hid.
+RunSummary run_batch(const Config& config, BackendOpener& opener, RunObserver* observer = nullptr,
+                     const std::atomic<bool>* stop = nullptr);
 
 }  // namespace depthmask

@@ -25,6 +25,7 @@ struct DeviceInfo {
 };
 
 struct PlatformInfo {
+  bool probed = true;          // false: unprobed_platform(), CUDA not asked (backend.kind: cpu)
   bool cuda_built = false;     // this binary carries CUDA kernels
   int runtime_version = 0;     // CUDART_VERSION style, e.g. 13000
   int driver_version = 0;      // 0 when there is no driver
@@ -42,6 +43,12 @@ struct PlatformInfo {
 inline constexpr int kAllDevices = -1;
 PlatformInfo probe_platform(int memory_device = kAllDevices);
 
+// What is known without a single CUDA call: whether this binary carries kernels and what they were
+// built for; no devices, and `problem` says that CUDA was not initialised. The platform of a run whose
+// backend.kind is cpu, which never initialises CUDA (the driver's start-up costs ~0.3 s on the H200
+// machine, issue 16).
+PlatformInfo unprobed_platform();
+
 // The compatibility guard's facts for device `d` of `p` (no driver probe: the caller adds one).
 CompatInput compat_input(const PlatformInfo& p, const DeviceInfo& d);
 
@@ -58,5 +65,13 @@ struct BackendChoice {
 // Maps the requested backend and the probe to a concrete backend and says why. An explicit GPU
 // backend the platform cannot provide throws PlatformError (never a silent downgrade).
 BackendChoice choose_backend(const BackendConfig& requested, const PlatformInfo& platform);
+
+namespace detail {
+// True once this process has initialised CUDA through the library: probe_platform() (the first CUDA call
+// on every GPU path; also a CPU-only build's, so its tests hold there) or a GPU backend's start. Never set
+// by backend.kind: cpu (tests/unit/test_startup.cpp; the driver's view: tests/gpu/test_startup_gpu.cpp).
+bool cuda_initialised() noexcept;
+void note_cuda_initialised() noexcept;
+}  // namespace detail
 
 }  // namespace depthmask

@@ -37,7 +37,9 @@ class GpuBackend : public MemoryBackend {
   std::string health() override { return device_health(dev_.index); }
 
  protected:
-  GpuBackend(BackendKind kind, const DeviceInfo& dev) : MemoryBackend(kind), dev_(dev), stream_(dev.index) {}
+  GpuBackend(BackendKind kind, const DeviceInfo& dev) : MemoryBackend(kind), dev_(dev), stream_(dev.index) {
+    note_cuda_initialised();  // also when made from a fabricated probe (tests), without probe_platform()
+  }
   std::string on_device() const { return dev_.name + " (device " + std::to_string(dev_.index) + ")"; }
 
   DeviceInfo dev_;
