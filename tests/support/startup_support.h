@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "c_api_support.h"
 #include "depthmask/config.h"
 #include "depthmask/depthmask_c.h"
 #include "depthmask/masker.h"
@@ -43,19 +44,8 @@ inline depthmask::RunSummary run_everything_on_cpu(const std::filesystem::path& 
   dm_masker* c_masker = nullptr;
   EXPECT_EQ(dm_masker_open(nullptr, yaml.c_str(), overrides, 1, &c_masker), DM_OK) << dm_last_error();
   cv::Mat out(48, 64, CV_32FC1);
-  auto image = [](const cv::Mat& m, int32_t dtype) {
-    dm_image im{};
-    im.data = m.data;
-    im.memory = DM_MEMORY_HOST;
-    im.device = -1;
-    im.dtype = dtype;
-    im.ndim = 2;
-    im.shape[0] = m.rows;
-    im.shape[1] = m.cols;
-    im.strides[0] = static_cast<int64_t>(m.step[0]);
-    im.strides[1] = static_cast<int64_t>(m.elemSize());
-    return im;
-  };
+  const auto image = host_dm_image;
+
   const dm_image d = image(depth, DM_DTYPE_UINT16), k = image(mask, DM_DTYPE_UINT8), o = image(out, DM_DTYPE_FLOAT32);
   EXPECT_EQ(dm_masker_mask(c_masker, &d, &k, nullptr, &o, nullptr), DM_OK) << dm_last_error();
   const std::string c_out = (scratch / "c-out").string();

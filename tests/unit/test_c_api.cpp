@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "c_api_support.h"
 #include "depthmask/bench/scratch_dir.h"
 #include "depthmask/masker.h"
 #include "depthmask/synth.h"
@@ -17,19 +18,7 @@
 
 namespace {
 
-dm_image image_of(const cv::Mat& m, int32_t dtype) {
-  dm_image im{};
-  im.data = m.data;
-  im.memory = DM_MEMORY_HOST;
-  im.device = -1;
-  im.dtype = dtype;
-  im.ndim = 2;
-  im.shape[0] = m.rows;
-  im.shape[1] = m.cols;
-  im.strides[0] = static_cast<int64_t>(m.step[0]);
-  im.strides[1] = static_cast<int64_t>(m.elemSize());
-  return im;
-}
+using dmtest::host_dm_image;
 
 struct Handle {
   dm_masker* m = nullptr;
@@ -60,8 +49,8 @@ TEST(CApi, MasksLikeTheFacade) {
   cv::Mat depth(17, 23, CV_16UC1), mask(17, 23, CV_8UC1), out(17, 23, CV_32FC1);
   cv::randu(depth, 0, 4000);
   cv::randu(mask, 0, 2);
-  const dm_image d = image_of(depth, DM_DTYPE_UINT16), k = image_of(mask, DM_DTYPE_UINT8),
-                 o = image_of(out, DM_DTYPE_FLOAT32);
+  const dm_image d = host_dm_image(depth, DM_DTYPE_UINT16), k = host_dm_image(mask, DM_DTYPE_UINT8),
+                 o = host_dm_image(out, DM_DTYPE_FLOAT32);
   ASSERT_EQ(dm_masker_mask(h.m, &d, &k, nullptr, &o, nullptr), DM_OK) << dm_last_error();
   depthmask::Masker cxx = depthmask::Masker::from_yaml("depth: {scale: 0.001}\n", {"backend.kind=cpu", "depth.max=3"});
   const cv::Mat gold = cxx.mask(depth, mask);
@@ -82,8 +71,8 @@ TEST(CApi, StatusCodesAndMessagesPerFailureClass) {
   const char* cpu[] = {"backend.kind=cpu"};
   ASSERT_EQ(dm_masker_open(nullptr, nullptr, cpu, 1, &h.m), DM_OK);
   cv::Mat depth(4, 4, CV_16UC1, cv::Scalar(1000)), mask(4, 4, CV_8UC1, cv::Scalar(1)), out(4, 4, CV_32FC1);
-  dm_image d = image_of(depth, DM_DTYPE_UINT16), k = image_of(mask, DM_DTYPE_UINT8),
-           o = image_of(out, DM_DTYPE_FLOAT32);
+  dm_image d = host_dm_image(depth, DM_DTYPE_UINT16), k = host_dm_image(mask, DM_DTYPE_UINT8),
+           o = host_dm_image(out, DM_DTYPE_FLOAT32);
   dm_image bad = d;
   bad.dtype = 99;
   EXPECT_EQ(dm_masker_mask(h.m, &bad, &k, nullptr, &o, nullptr), DM_ERROR_INPUT);
