@@ -2,6 +2,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include <exception>
 #include <fstream>
 
 #include "depthmask/errors.h"
@@ -133,7 +134,15 @@ class TargetMatAllocator final : public cv::MatAllocator {
     if (data0 != nullptr || dims != 2 || used_)
       return cv::Mat::getDefaultAllocator()->allocate(dims, sizes, type, data0, step, flags, usage);
     used_ = true;
-    held_ = target_.reserve(sizes[0], sizes[1], type);
+    try {
+      held_ = target_.reserve(sizes[0], sizes[1], type);
+    } catch (...) {
+      // An exception inside a decoder may be swallowed (OpenCV's decoders catch and return an empty
+      // image; 4.6 allocates before its try block, not every version does): keep the target's error
+      // (out of memory, the memory limit) for the caller, and let OpenCV use its own memory meanwhile.
+      failure_ = std::current_exception();
+      return cv::Mat::getDefaultAllocator()->allocate(dims, sizes, type, data0, step, flags, usage);
+    }
     if (step) {
       step[1] = CV_ELEM_SIZE(type);
       step[0] = step[1] * static_cast<size_t>(sizes[1]);
@@ -148,11 +157,14 @@ class TargetMatAllocator final : public cv::MatAllocator {
   void deallocate(cv::UMatData* u) const override { delete u; }
   // The target's memory handed to OpenCV (empty when OpenCV never asked).
   const cv::Mat& held() const { return held_; }
+  // What the target threw when OpenCV asked for memory (null: nothing).
+  const std::exception_ptr& failure() const { return failure_; }
 
  private:
   ImageReader::Target& target_;
   mutable cv::Mat held_;  // keeps a MatTarget's memory alive while OpenCV writes into it
   mutable bool used_ = false;
+  mutable std::exception_ptr failure_;
 };
 
 }  // namespace
@@ -203,8 +215,10 @@ cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target
     cv::imdecode(cv::_InputArray(data, static_cast<int>(size)),
                  role == ImageRole::Color ? cv::IMREAD_COLOR : cv::IMREAD_UNCHANGED, &dst);
   } catch (const cv::Exception& e) {
+    if (alloc.failure()) std::rethrow_exception(alloc.failure());
     throw InputError(std::string(what) + " file '" + file.string() + "' could not be decoded: " + e.msg);
   }
+  if (alloc.failure()) std::rethrow_exception(alloc.failure());
   DM_EXPECT(!dst.empty(), InputError,
             what << " file '" << file.string()
                  << "' could not be decoded: corrupt, truncated or not an image format OpenCV reads");

@@ -220,3 +220,17 @@ TEST(ImageReader, EveryPngOfTheRealCapturesEqualsOpenCvs) {
   EXPECT_GT(total, 0);
   EXPECT_GT(fast, 0) << "the greyscale captures take the fast reader";
 }
+
+TEST(ImageReader, OutOfMemoryWhileOpenCvDecodesIsAResourceErrorNotACorruptFile) {
+  // A buffer the backend cannot give (its memory limit) reaches the caller as the resource error it
+  // is (exit code 4), never as a corrupt file, whichever decoder asked for it.
+  dmtest::TempDir dir;
+  auto backend = dmtest::cpu_backend();
+  backend->set_memory_limit(1024);
+  dm::ImageReader reader;
+  for (const fs::path& p : {write(dir / "d.tiff", random_image(48, 64, CV_32FC1, 1)),
+                            write(dir / "d.png", random_image(48, 64, CV_16UC1, 2))}) {
+    dm::Buffer buf;
+    EXPECT_THROW(reader.read(p, dm::ImageRole::Depth, *backend, buf), dm::ResourceError) << p;
+  }
+}
