@@ -149,7 +149,13 @@ nlohmann::json summary_json(const RunSummary& s) {
           {"failures", failures},
           {"manifest_error", s.manifest_error},
           {"failure", failure ? nlohmann::json(std::string(to_string(*failure))) : nlohmann::json()},
-          {"exit_code", exit_code(s)}};
+          {"exit_code", exit_code(s)},
+          {"startup",
+           {{"first_frame_ms", s.startup.first_frame_ms},
+            {"run_first_frame_ms", s.startup.run_first_frame_ms},
+            {"listing_ms", s.startup.listing_ms},
+            {"cuda_init_ms", s.startup.cuda_init_ms},
+            {"backend_open_ms", s.startup.backend_open_ms}}}};
 }
 
 }  // namespace

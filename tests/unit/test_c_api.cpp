@@ -134,6 +134,11 @@ TEST(CApi, RunsTheBatchAndReturnsTheSummaryAsJson) {
   EXPECT_EQ(s["backend"], "cpu");
   EXPECT_EQ(s["exit_code"], 0);
   EXPECT_TRUE(s["failure"].is_null());
+  // The start-up breakdown (pipeline.h StartupTimes): a cpu run never initialises CUDA.
+  ASSERT_TRUE(s["startup"].is_object()) << s.dump();
+  EXPECT_GT(s["startup"]["run_first_frame_ms"].get<double>(), 0.0);
+  EXPECT_EQ(s["startup"]["cuda_init_ms"].get<double>(), 0.0);
+  EXPECT_TRUE(s["startup"].contains("listing_ms"));
   EXPECT_EQ(seen[0], 4u);
   EXPECT_EQ(seen[1], 4u);
 
