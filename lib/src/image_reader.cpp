@@ -169,11 +169,8 @@ class TargetMatAllocator final : public cv::MatAllocator {
 
 }  // namespace
 
-struct ImageReader::Fast {
-  detail::PngFastReader png;
-};
-
-ImageReader::ImageReader(const InputLimits& limits) : limits_(limits), fast_(std::make_unique<Fast>()) {}
+ImageReader::ImageReader(const InputLimits& limits)
+    : limits_(limits), png_(std::make_unique<detail::PngFastReader>()) {}
 ImageReader::~ImageReader() = default;
 
 cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target) {
@@ -183,11 +180,11 @@ cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target
   const size_t size = bytes_.size();
   if (role != ImageRole::Color) {
     // Greyscale 8/16-bit PNG: the fast reader, when it accepts every chunk of the file.
-    if (const auto info = fast_->png.inspect(data, size)) {
+    if (const auto info = png_->inspect(data, size)) {
       const int type = info->bit_depth == 16 ? CV_16UC1 : CV_8UC1;
       check_type(type, role, file.string());
       cv::Mat out = target.reserve(static_cast<int>(info->height), static_cast<int>(info->width), type);
-      if (fast_->png.decode(data, size, *info, out.data, out.step[0])) {
+      if (png_->decode(data, size, *info, out.data, out.step[0])) {
         target.written();
         last_decoder_ = Decoder::FastPng;
         return out;

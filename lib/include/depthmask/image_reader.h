@@ -26,6 +26,9 @@
 namespace depthmask {
 
 struct MaskParams;
+namespace detail {
+class PngFastReader;  // detail/png_codec.h
+}
 
 // Bounds on an input file, checked before it is read and before it is decoded (the size its image
 // header claims): input.max_file_bytes and input.max_image_pixels.
@@ -88,8 +91,7 @@ class ImageReader {
   std::vector<uint8_t> bytes_;  // the file being decoded; only grows
   cv::Mat instance_;            // read_instance_union: one instance mask, reused
   Decoder last_decoder_ = Decoder::None;
-  struct Fast;  // the fast PNG reader (detail/png_codec.h), behind a pointer
-  std::unique_ptr<Fast> fast_;
+  std::unique_ptr<detail::PngFastReader> png_;  // the fast PNG reader and its scratch
 };
 
 // Reads an image file's bytes within `limits`: its size before reading (input.max_file_bytes), the
