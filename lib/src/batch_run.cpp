@@ -187,6 +187,7 @@ class BatchRun {
       pool_.push_back(std::make_unique<Work>(*backend_, c));
       pool_.back()->slot.set_registration(c.registration.mode, geometry_);
       pool_.back()->slot.set_limits(input_limits(c));
+      pool_.back()->slot.set_reason(wants_reason(c));
       // Many frames wait on the device at once: their threads sleep, leaving the cores to the codecs.
       pool_.back()->slot.set_wait(Wait::Block);
       free_works_.push(pool_.back().get());

@@ -23,6 +23,7 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/kernels/backproject.h"
+#include "depthmask/reason.h"
 #include "detail/exr_codec.h"
 #include "detail/png_codec.h"
 
@@ -376,7 +377,22 @@ std::string encode_sidecar(const SidecarInfo& s) {
   return j.dump(2) + "\n";
 }
 
-cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth, float invalid) {
+cv::Mat reason_colors(const cv::Mat& reason) {
+  CV_Assert(reason.type() == CV_8UC1);
+  cv::Mat lut(1, 256, CV_8UC3, cv::Scalar(255, 255, 255));
+  for (int code = 0; code < kDropReasonCount; ++code) {
+    const ReasonStyle& s = kReasonStyles[static_cast<size_t>(code)];
+    lut.at<cv::Vec3b>(0, code) = cv::Vec3b(s.b, s.g, s.r);
+  }
+  cv::Mat bgr;
+  cv::cvtColor(reason, bgr, cv::COLOR_GRAY2BGR);
+  cv::Mat out;
+  cv::LUT(bgr, lut, out);
+  return out;
+}
+
+cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth, float invalid,
+                     const cv::Mat& reason) {
   const cv::Size sz = depth.size();
   cv::Mat left;
   if (!color.empty() && color.size() == sz && color.type() == CV_8UC3)
@@ -404,8 +420,10 @@ cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& d
     cv::applyColorMap(d8, colored, cv::COLORMAP_TURBO);
     colored.copyTo(right, valid);
   }
+  std::vector<cv::Mat> panels{left, middle, right};
+  if (!reason.empty() && reason.size() == sz) panels.push_back(reason_colors(reason));
   cv::Mat out;
-  cv::hconcat(std::vector<cv::Mat>{left, middle, right}, out);
+  cv::hconcat(panels, out);
   return out;
 }
 

@@ -48,10 +48,12 @@ InputLimits input_limits(const Config& c) { return InputLimits{c.input.max_file_
 
 MaskParams union_mask_params(const MaskParams& params) {
   MaskParams p = params;
-  p.threshold = 0;
+  // kTestKeep (255) is kept; kTestLiveDrop (1) and 0 are not (mask_rule.h).
+  p.threshold = kTestLiveDrop;
   p.threshold_by_type = false;
   p.label_count = 0;
   p.invert = false;
+  p.tests_plane = true;
   return p;
 }
 
@@ -79,7 +81,10 @@ void FrameSlot::release_buffers() noexcept {
   mask_ = cv::Mat();
   color_ = cv::Mat();
   out_ = cv::Mat();
+  reason_ = cv::Mat();
   schedule_.reset();
+  reason_buf_ = Buffer();
+  reason_scratch_buf_ = Buffer();
   depth_buf_ = Buffer();
   mask_buf_ = Buffer();
   out_buf_ = Buffer();
@@ -208,6 +213,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
     out_buf_ = backend_->allocate(out_bytes);
   }
   out_ = cv::Mat(depth_.rows, depth_.cols, CV_32FC1, out_buf_.host());
+  prepare_reason(depth_.rows, depth_.cols, plane.params);
 
   MaskJob job;
   job.depth_type = depth_.type() == CV_16UC1 ? DepthType::U16 : DepthType::F32;
@@ -222,7 +228,7 @@ void FrameSlot::run_mask(const MaskParams& params) {
     job.out = passes.at<float>(out_buf_, out_.step[0]);
     // The backend's own schedule (copy: row bands) takes the frame when it suits it. Not with a colour
     // key: the key pass writes the mask plane on the device, so there is no upload to overlap.
-    if (!color_key_) {
+    if (!color_key_ && !reason_on_) {
       if (!schedule_) schedule_ = backend_->make_mask_schedule();
       if (schedule_ && schedule_->enqueue(job, params, depth_buf_, mask_buf_, out_buf_, copy_bands_, stream())) return;
     }
@@ -239,6 +245,12 @@ void FrameSlot::run_mask(const MaskParams& params) {
         },
         [&] { mask_cpu(job, plane.params, cpu_tasks_); });
     passes.to_host(out_buf_, out_bytes);
+    if (reason_on_) {
+      ReasonJob rj;
+      rj.depth = job.depth, rj.depth_type = job.depth_type, rj.mask = job.mask, rj.mask_type = job.mask_type;
+      rj.rows = job.rows, rj.cols = job.cols;
+      run_reason(passes, rj, reason_params_for(plane.params, params, false, job.depth_type == DepthType::U16));
+    }
   });
 }
 

@@ -39,6 +39,7 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
   // Everything that can reject the frame is computed before any work is enqueued.
   const DepthDecode decode = depth_decode(params);
   const MaskParams mask_p = registered_mask_params(plane.params, depth_.type() == CV_16UC1);
+  prepare_reason(rows, cols, mask_p);
   ResampleMap map;
   ReprojectParams proj;
   if (mode == RegistrationMode::Resample)
@@ -83,6 +84,20 @@ void FrameSlot::run_mask_registered(const MaskParams& params, RegistrationMode m
     passes.pass(
         out_buf_, [&](CUstream_st* s) { launch_mask(job, mask_p, s); }, [&] { mask_cpu(job, mask_p); });
     passes.to_host(out_buf_, grid_bytes);
+    if (reason_on_) {
+      ReasonJob rj;
+      rj.depth = reg.out, rj.depth_type = DepthType::F32, rj.mask = job.mask, rj.mask_type = job.mask_type;
+      rj.rows = rows, rj.cols = cols;
+      ReasonParams rp = reason_params_for(mask_p, plane.params, true, depth_.type() == CV_16UC1);
+      if (mode == RegistrationMode::Resample) {
+        rp.registration = ReasonRegistration::Resample;
+        rp.map = map;
+        rp.src_rows = depth_.rows, rp.src_cols = depth_.cols;
+      } else {
+        rp.registration = ReasonRegistration::Reproject;
+      }
+      run_reason(passes, rj, rp);
+    }
   });
 }
 

@@ -49,6 +49,11 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
 FrameWriter::FrameWriter(const Config& c, MemoryBackend& backend)
     : c_(&c), backend_(&backend), backprojector_(backend) {}
 
+bool wants_reason(const Config& c) {
+  const auto& f = c.output.formats;
+  return std::find(f.begin(), f.end(), OutputFormat::Reason) != f.end();
+}
+
 bool FrameWriter::wants_color() const {
   const auto& f = c_->output.formats;
   return c_->output.preview || std::find(f.begin(), f.end(), OutputFormat::Ply) != f.end();
@@ -91,6 +96,16 @@ FileBytes encode_exr_output(const EncodeInput& in) { return FileBytes(encode_exr
 FileBytes encode_png16_output(const EncodeInput& in) {
   return FileBytes(encode_png16_mm(in.slot.out(), in.c.output.invalid));
 }
+// {id}.reason.png: the reason pass's codes (kernels/drop_reason.h), 8-bit greyscale, 0 where kept.
+FileBytes encode_reason_output(const EncodeInput& in) {
+  const cv::Mat& reason = in.slot.reason();
+  DM_EXPECT(!reason.empty() && reason.size() == in.slot.out().size(), std::logic_error,
+            "output.format 'reason' without the slot's reason pass (FrameSlot::set_reason)");
+  std::vector<uint8_t> png;
+  DM_EXPECT(cv::imencode(".png", reason, png, {cv::IMWRITE_PNG_COMPRESSION, 1}), OutputError,
+            "OpenCV could not encode the reason image");
+  return FileBytes(std::move(png));
+}
 FileBytes encode_ply_output(const EncodeInput& in) {
   const cv::Mat& out = in.slot.out();
   const Pinhole k = ply_intrinsics(frame_intrinsics(in.c, in.f), out);
@@ -108,9 +123,13 @@ struct FormatRow {
   FileBytes (*encode)(const EncodeInput&);
 };
 constexpr FormatRow kFormats[] = {
-    {OutputFormat::Tiff, "tiff", encode_tiff_output}, {OutputFormat::Npy, "npy", encode_npy_output},
-    {OutputFormat::Exr, "exr", encode_exr_output},    {OutputFormat::Png16, "mm.png", encode_png16_output},
-    {OutputFormat::Ply, "ply", encode_ply_output},    {OutputFormat::Json, "json", nullptr},
+    {OutputFormat::Tiff, "tiff", encode_tiff_output},
+    {OutputFormat::Npy, "npy", encode_npy_output},
+    {OutputFormat::Exr, "exr", encode_exr_output},
+    {OutputFormat::Png16, "mm.png", encode_png16_output},
+    {OutputFormat::Ply, "ply", encode_ply_output},
+    {OutputFormat::Json, "json", nullptr},
+    {OutputFormat::Reason, "reason.png", encode_reason_output},
 };
 constexpr const char* kPreviewExtension = "preview.png";
 
@@ -181,7 +200,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
   }
   if (c.output.preview) {
     std::vector<uint8_t> png;
-    const cv::Mat preview = make_preview(slot.color(), slot.mask(), out, invalid);
+    const cv::Mat preview = make_preview(slot.color(), slot.mask(), out, invalid, slot.reason());
     DM_EXPECT(cv::imencode(".png", preview, png), OutputError, "OpenCV could not encode the preview");
     files.emplace_back(with_ext(stem, kPreviewExtension), FileBytes(std::move(png)));
   }

@@ -24,7 +24,7 @@
 namespace depthmask {
 
 enum class OnError { Skip, Stop };
-enum class OutputFormat { Tiff, Npy, Exr, Png16, Ply, Json };
+enum class OutputFormat { Tiff, Npy, Exr, Png16, Ply, Json, Reason };
 enum class InputLayout { Auto, Pattern, Apc, SevenScenes, Bop, Tum, YcbInEOAT };
 enum class DepthEncoding { Plain, Apc };  // apc: 16-bit words rotated left by 3 bits
 enum class RegistrationMode { Auto, None, Resample, Reproject };

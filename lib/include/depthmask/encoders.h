@@ -99,7 +99,13 @@ std::string encode_sidecar(const SidecarInfo& info);
 
 // Color | mask | colorized masked depth, side by side (BGR, 8-bit). Missing color shows as grey.
 // Depth colours span the valid output values; pixels equal to `invalid` (or NaN) are black.
-cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth_out, float invalid);
+// With a `reason` plane (CV_8UC1 codes, the depth's size) a fourth panel shows it in the colours of
+// depthmask/reason.h (reason_colors()).
+cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth_out, float invalid,
+                     const cv::Mat& reason = cv::Mat());
+// A reason plane (CV_8UC1 codes) in the colours of depthmask/reason.h (BGR); codes beyond the table
+// are white.
+cv::Mat reason_colors(const cv::Mat& reason);
 
 // The output file names of frame `id` ({id}.tiff, {id}.npy, {id}.preview.png).
 std::filesystem::path output_path(const std::filesystem::path& dir, const std::string& id, const std::string& kind_ext);

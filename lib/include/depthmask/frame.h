@@ -16,6 +16,7 @@
 #include "depthmask/image_reader.h"
 #include "depthmask/kernels/color_key.h"
 #include "depthmask/kernels/mask_rule.h"
+#include "depthmask/kernels/reason.h"
 
 namespace depthmask {
 
@@ -35,6 +36,8 @@ class FrameSlot {
   const cv::Mat& mask() const { return mask_; }    // CV_8UC1 or CV_16UC1
   const cv::Mat& color() const { return color_; }  // CV_8UC3 BGR, or empty
   const cv::Mat& out() const { return out_; }      // CV_32FC1 metres, after mask()
+  // CV_8UC1 codes of kernels/drop_reason.h (0 kept), after run_mask() with set_reason(true); else empty.
+  const cv::Mat& reason() const { return reason_; }
   // The backend buffer behind out(): GPU post-processing (the PLY backprojection) reads its device view.
   Buffer& out_buffer() { return out_buf_; }
   // The slot's own stream (null for the cpu backend): its copies and kernels go there, so slots in
@@ -96,6 +99,14 @@ class FrameSlot {
   // out of bounds.
   void set_color_key(std::optional<ColorKey> key);
 
+  // The `reason` output (output.format reason; kernels/reason.h): with `on`, every run_mask() also runs
+  // the reason pass on the backend (its kernels or its CPU loop, the masking pass's side) into an
+  // 8-bit plane of codes, ready on the host in reason() with out(). `configured`: the rule with the
+  // configured depth range when the passes run with a narrower one (live.mask.depth_band), so the
+  // codes tell the band (8) from the range (6, 7); nullopt: the pass's own range. With the reason pass
+  // the copy backend's row-band schedule is not used (the pass reads the whole frame on the device).
+  void set_reason(bool on, std::optional<MaskParams> configured = std::nullopt);
+
   // Gives every backend buffer back (after waiting for the slot's stream): after a frame failed for
   // memory (ResourceError), so what it grew does not crowd out the frames after it. The next frame
   // allocates afresh. Never throws.
@@ -119,6 +130,14 @@ class FrameSlot {
   MaskPlane mask_plane(const MaskParams& params);
   // The key pass into key_buf_, one of `passes`' (inside passes.run()). Nothing without a key.
   void run_color_key(const detail::PassRunner& passes, const MaskParams& params);
+  // The reason pass over the planes the masking pass read, into reason_buf_ (sized by
+  // prepare_reason()), then to the host; inside passes.run() after the masking pass
+  // (frame_reason.cpp). `rule`: the masking pass's parameters; `depth_raw`: whether the frame's
+  // depth was 16-bit before registration.
+  void prepare_reason(int rows, int cols, const MaskParams& rule);
+  void run_reason(const detail::PassRunner& passes, ReasonJob job, ReasonParams params);
+  ReasonParams reason_params_for(const MaskParams& rule, const MaskParams& frame_params, bool registered,
+                                 bool depth_raw) const;
 
   MemoryBackend* backend_;
   StreamHandle stream_;
@@ -132,6 +151,10 @@ class FrameSlot {
   Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only
   std::optional<ColorKey> color_key_;
   Buffer color_buf_, key_buf_;  // with a key: the BGR colour and the key pass's 8-bit plane; grow only
+  bool reason_on_ = false;
+  std::optional<MaskParams> reason_configured_;
+  Buffer reason_buf_, reason_scratch_buf_;  // the codes and, with erode, the row windows; grow only
+  cv::Mat reason_;
   int copy_bands_ = 0;
   int cpu_tasks_ = 0;
   std::unique_ptr<MaskSchedule> schedule_;  // the backend's own schedule (copy: row bands), made at the first frame

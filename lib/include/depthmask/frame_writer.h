@@ -50,8 +50,12 @@ class Backprojector {
 // per frame, through links.
 void check_outputs_spare_inputs(const Config& config, const DatasetListing& listing);
 
+// Whether output.format asks for the `reason` output ({id}.reason.png): the frame slots then run the
+// reason pass (FrameSlot::set_reason).
+bool wants_reason(const Config& config);
+
 // Writes one frame's outputs in every configured format (and the preview), atomically, at
-// output_stem(): {stem}.tiff .npy .exr .mm.png .ply .json .preview.png. The JSON sidecar is written
+// output_stem(): {stem}.tiff .npy .exr .mm.png .ply .reason.png .json .preview.png. The JSON sidecar is written
 // last and lists the others.
 class FrameWriter {
  public:

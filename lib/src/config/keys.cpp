@@ -89,7 +89,7 @@ std::vector<Key> output_keys() {
   using S = OutputConfig;
   return {
       key("dir", &S::dir, Path{}, "the output folder").not_hashed(),
-      key("format", &S::formats, Formats{}, "one format or a list: tiff, npy, exr, png16, ply, json"),
+      key("format", &S::formats, Formats{}, "one format or a list: tiff, npy, exr, png16, ply, json, reason"),
       key("invalid", &S::invalid, Float32{}, "the value of masked-out pixels: 0, nan or any number"),
       key("preview", &S::preview, Flag{}, "write a preview image beside each output"),
       key("fsync", &S::fsync, Flag{}, "fsync each file before the rename that publishes it").not_hashed(),

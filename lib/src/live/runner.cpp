@@ -58,7 +58,9 @@ MaskParams live_mask_params(const Config& c) {
 }
 
 // live.mask.static, read once through the batch loader's ImageReader (input.max_*, its decoders and
-// checks): 255 where the image is nonzero, 0 elsewhere (8- or 16-bit input).
+// checks), as a plane of test results (mask_rule.h): kTestKeep where the image is nonzero,
+// kTestLiveDrop elsewhere (8- or 16-bit input), so a frame without a mask of its own can be masked
+// with it directly and the `reason` output says the live mask dropped the pixel.
 cv::Mat read_static_mask(const std::filesystem::path& file, const InputLimits& limits) {
   std::error_code ec;
   DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
@@ -72,10 +74,12 @@ cv::Mat read_static_mask(const std::filesystem::path& file, const InputLimits& l
   }
   cv::Mat roi;
   cv::compare(m, 0, roi, cv::CMP_NE);
+  roi.setTo(kTestLiveDrop, roi == 0);
   return roi;
 }
 
-// out = 255 where the frame's mask passes `p`'s mask test and the static mask is nonzero, else 0.
+// A plane of test results (mask_rule.h): kTestKeep where the frame's mask passes `p`'s mask test and
+// the static mask is nonzero, kTestLiveDrop where only the static mask drops it, else 0.
 template <class MaskT>
 void and_tests(const cv::Mat& mask, const cv::Mat& roi, const MaskParams& p, cv::Mat& out) {
   out.create(mask.size(), CV_8UC1);
@@ -83,7 +87,7 @@ void and_tests(const cv::Mat& mask, const cv::Mat& roi, const MaskParams& p, cv:
     const MaskT* m = mask.ptr<MaskT>(y);
     const uint8_t* r = roi.ptr<uint8_t>(y);
     uint8_t* o = out.ptr<uint8_t>(y);
-    for (int x = 0; x < mask.cols; ++x) o[x] = mask_keeps(m[x], p) && r[x] != 0 ? 255 : 0;
+    for (int x = 0; x < mask.cols; ++x) o[x] = !mask_keeps(m[x], p) ? uint8_t{0} : r[x];
   }
 }
 
@@ -147,6 +151,8 @@ class Runner {
     for (int i = 0; i < c.live.buffers; ++i) {
       pool_.push_back(std::make_unique<Item>(b));
       pool_.back()->slot.set_color_key(key);  // the slot runs the key pass before masking
+      // The reason codes tell live.mask.depth_band (8) from depth.min..max (6, 7).
+      pool_.back()->slot.set_reason(wants_reason(c), mask_params(c));
       free_.push_back(pool_.back().get());
     }
     if (c.live.output_every > 0) {
@@ -541,7 +547,7 @@ class Runner {
   LiveObserver* observer_;
   const MaskParams params_;        // the configured rule, with live.mask.depth_band
   const MaskParams tests_params_;  // the same for a mask of test results (Item::tests)
-  cv::Mat static_mask_;            // live.mask.static as 255/0, or empty
+  cv::Mat static_mask_;            // live.mask.static as kTestKeep / kTestLiveDrop, or empty
   cv::Mat keep_all_;               // all 255, for frames the depth band alone decides (capture thread)
   uint64_t unpaired_seen_ = 0;     // source_.unpaired() as last counted (capture thread)
 

@@ -86,11 +86,14 @@ DM_HD inline bool color_key_keeps(uint8_t b, uint8_t g, uint8_t r, const ColorKe
   return hsv_inside(hsv_from_bgr(b, g, r), k) == k.keep_inside;
 }
 
-// One pixel of the key pass: 255 where the mask passes `p`'s mask test and the colour passes the
-// key, else 0. Masking that plane with union_mask_params(p) keeps a pixel only when both keep it.
+// One pixel of the key pass, a plane of test results (mask_rule.h): kTestKeep where the mask passes
+// `p`'s mask test and the colour passes the key, kTestLiveDrop where the mask passes and the key drops
+// it (or where `mask` is itself a tests plane that says so: live.mask.static before the key), else 0.
+// Masking that plane with union_mask_params(p) keeps a pixel only when both keep it.
 template <class MaskT>
 DM_HD inline uint8_t color_key_test(MaskT mask, const uint8_t* bgr, const MaskParams& p, const ColorKey& k) {
-  return (mask_keeps(mask, p) && color_key_keeps(bgr[0], bgr[1], bgr[2], k)) ? 255 : 0;
+  if (!mask_keeps(mask, p)) return (p.tests_plane && mask == kTestLiveDrop) ? kTestLiveDrop : 0;
+  return color_key_keeps(bgr[0], bgr[1], bgr[2], k) ? kTestKeep : kTestLiveDrop;
 }
 
 // One frame of the key pass (planes: image_view.h). mask (8- or 16-bit) and color (3 interleaved

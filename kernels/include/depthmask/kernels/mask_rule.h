@@ -34,6 +34,13 @@ inline constexpr int kMaxLabels = 64;
 inline constexpr int kMaxInvalidRaw = 4;
 inline constexpr int kMaxErode = 16;
 
+// A plane of mask-test results (instance unions, live.mask.static, the colour key pass) holds
+// kTestKeep where the pixel passes, kTestLiveDrop where the frame's mask passed but a live mask
+// dropped it, and 0 where the mask rule dropped it; it is masked with threshold 1
+// (union_mask_params), so only kTestKeep is kept and the `reason` pass can tell the two drops apart.
+inline constexpr uint8_t kTestKeep = 255;
+inline constexpr uint8_t kTestLiveDrop = 1;
+
 // Everything the rule needs besides the two input pixels. Trivially copyable; passed by value.
 // Set the scale and range with set_depth_range(), which also derives the raw-unit bounds.
 struct MaskParams {
@@ -65,6 +72,9 @@ struct MaskParams {
   // around it passes the mask test; outside the image counts as passing (as cv::erode's default
   // border), so objects cut by the image edge are not eaten from that edge.
   int32_t erode = 0;
+  // The mask is a plane of mask-test results (kTestKeep / kTestLiveDrop / 0): the rule is unchanged,
+  // only the `reason` pass and the colour key pass read the flag.
+  bool tests_plane = false;
 };
 
 // Sets scale and range, deriving the 16-bit bounds in double precision: a raw value r is in range
