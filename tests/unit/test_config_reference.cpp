@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -22,11 +21,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
-  EXPECT_TRUE(f.good()) << "cannot read " << p;
-  std::ostringstream os;
-  os << f.rdbuf();
-  return os.str();
+  const std::vector<uint8_t> bytes = dmtest::read_bytes(p);
+  EXPECT_FALSE(bytes.empty()) << "cannot read " << p;
+  return {bytes.begin(), bytes.end()};
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
