@@ -9,7 +9,7 @@
 
 namespace depthmask::app {
 
-// Exit codes (README's exit-code table): 0 success, else the failure class's code (exit_code() of
+// Exit codes (docs/RELIABILITY.md's exit-code table): 0 success, else the failure class's code (exit_code() of
 // depthmask/errors.h): 1 input, 2 usage/config, 3 platform, 4 resource (out of memory, disk full,
 // the output folder gone, the manifest not saved), 70 internal, 130 interrupted. A batch with failed
 // frames exits with the most severe class among them (exit_code(const RunSummary&), pipeline.h).

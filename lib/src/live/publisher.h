@@ -1,5 +1,5 @@
 // The live runner's network output: a ZeroMQ PUB socket that sends each masked frame as one
-// two-part message (a JSON header, then the float32 depth). The message format is in the README.
+// two-part message (a JSON header, then the float32 depth). The message format is in docs/LIVE.md.
 #pragma once
 
 #include <opencv2/core.hpp>
