@@ -29,9 +29,9 @@ TEST(CliReason, RunWritesCodesThatMatchTheDepth) {
   TempDir tmp;
   const fs::path with = tmp.path() / "with", without = tmp.path() / "without";
   const auto r = run_sample(with, "--set 'output.format=[tiff,reason]' output.preview=true --set mask.erode=2");
-  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto plain = run_sample(without, "--set 'output.format=[tiff]' output.preview=false --set mask.erode=2");
-  ASSERT_EQ(plain.code, 0) << plain.output;
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
   std::set<int> seen;
   for (const std::string& id : dmcli::sample_ids()) {
     SCOPED_TRACE(id);
@@ -52,7 +52,7 @@ TEST(CliReason, RunWritesCodesThatMatchTheDepth) {
     EXPECT_TRUE(seen.count(code)) << "no pixel with code " << code;
   // Recorded and resumed like the other outputs.
   const auto again = run_sample(with, "--set 'output.format=[tiff,reason]' output.preview=true --set mask.erode=2");
-  ASSERT_EQ(again.code, 0) << again.output;
+  ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("8 skipped (done)"), std::string::npos) << again.output;
 }
 
@@ -62,7 +62,7 @@ TEST(CliReason, LiveWritesTheBandCode) {
                                "live --backend cpu --source 'synthetic://?size=64x48&fps=0' --frames 4 "
                                "--set live.overflow=block --output out --set 'output.format=[tiff,reason]' "
                                "--set 'live.mask.depth_band=[0.8, 1.2]'");
-  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   std::set<int> seen;
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(tmp.path() / "out")) {
