@@ -209,6 +209,15 @@ void rewrite_depth(const fs::path& root, int frames, const std::string& ext, boo
   }
 }
 
+// one/ with single-channel depth files, rgb/ with the same depth in three equal channels: 3 frames.
+void write_pair(const fs::path& dir, const std::string& ext) {
+  for (const bool rgb : {false, true}) {
+    const fs::path root = dir / (rgb ? "rgb" : "one");
+    dm::write_synthetic_dataset(root, 3, 32, 24);
+    rewrite_depth(root, 3, ext, rgb);
+  }
+}
+
 dm::Config batch_config(const fs::path& root, const fs::path& out, const std::string& ext) {
   dm::Config c;
   c.input.root = root;
@@ -232,10 +241,7 @@ std::map<std::string, std::vector<uint8_t>> outputs(const fs::path& dir) {
 
 TEST_P(ThreeChannelDepth, RunBatchMasksThemAsTheSingleChannelFilesAndLogsOncePerRun) {
   dmtest::TempDir dir;
-  dm::write_synthetic_dataset(dir / "one", 3, 32, 24);
-  dm::write_synthetic_dataset(dir / "rgb", 3, 32, 24);
-  rewrite_depth(dir / "one", 3, ext(), false);
-  rewrite_depth(dir / "rgb", 3, ext(), true);
+  write_pair(dir.path(), ext());
   auto backend = dmtest::cpu_backend();
   const dm::BackendChoice choice{dm::BackendKind::Cpu, 0, "test", false};
   const dm::RunSummary a = dm::run_batch(batch_config(dir / "one", dir / "out-one", ext()), *backend, choice);
@@ -255,10 +261,7 @@ TEST_P(ThreeChannelDepth, RunBatchMasksThemAsTheSingleChannelFilesAndLogsOncePer
 
 TEST_P(ThreeChannelDepth, ReplayReadsThemAsTheOneChannelAndTheRunnerLogsOncePerRun) {
   dmtest::TempDir dir;
-  dm::write_synthetic_dataset(dir / "one", 3, 32, 24);
-  dm::write_synthetic_dataset(dir / "rgb", 3, 32, 24);
-  rewrite_depth(dir / "one", 3, ext(), false);
-  rewrite_depth(dir / "rgb", 3, ext(), true);
+  write_pair(dir.path(), ext());
   dm::Config c;
   c.input.depth = "depth/{id}" + ext();
   c.mark_set_by_user("input.depth");
