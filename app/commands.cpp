@@ -108,8 +108,9 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
   if (o.preview) flags.push_back({"live.preview", "true", "--preview", false});
   Config c = effective_config(o.config, o.sets, flags);
-  // --output asks for files: every frame, unless the configuration says how often.
-  if (o.output && c.live.output_every == 0 && !c.is_set_by_user("live.output_every")) c.live.output_every = 1;
+  // --output asks for files: every frame, unless the configuration says how often (live.output_every
+  // >= 1); a file's live.output_every: 0 (no files) does not silence the command line's --output.
+  if (o.output && c.live.output_every == 0) c.live.output_every = 1;
   setup_logging(c.logging.level);
   if (o.print_config) {
     std::cout << to_yaml(c);

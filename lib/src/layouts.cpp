@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "depthmask/errors.h"
+#include "depthmask/intrinsics.h"
 #include "detail/text_numbers.h"
 #include "layouts/readers.h"
 
@@ -21,6 +22,11 @@ namespace fs = std::filesystem;
 namespace depthmask {
 
 namespace layouts_detail {
+
+namespace {
+// The pattern hint's trial resolution (pattern_hint) says nothing: its warnings were the real one's.
+thread_local bool quiet = false;
+}  // namespace
 
 bool is_file(const fs::path& p) {
   std::error_code ec;
@@ -60,8 +66,9 @@ void use_intrinsics_file(ResolvedInput& r, const fs::path& file, const char* wha
     return;
   }
   if (!is_file(file)) {
-    detail::log().warn("{}: no {} in '{}', so the frames have no intrinsics (set input.intrinsics to give them)",
-                       layout_label(r), what, e.input.root.string());
+    if (!quiet)
+      detail::log().warn("{}: no {} in '{}', so the frames have no intrinsics (set input.intrinsics to give them)",
+                         layout_label(r), what, e.input.root.string());
     return;
   }
   e.input.intrinsics = read_intrinsics_k_text(file);
@@ -94,8 +101,11 @@ std::string describe(const std::optional<Intrinsics>& k) {
 
 void warn_override(const ResolvedInput& r, const char* key, const std::string& set_value,
                    const std::string& layout_value) {
-  detail::log().warn("config key '{}' = {} from the configuration replaces {}, the default of {}", key, set_value,
-                     layout_value, layout_label(r));
+  if (quiet) return;
+  detail::log().warn(
+      "config key '{}' = {} from the configuration replaces {}, the default of {}; drop '{}' from the configuration "
+      "(file or --set) to use the layout's",
+      key, set_value, layout_value, layout_label(r), key);
 }
 
 void check_inside_root(const std::string& path, const std::string& where) {
@@ -145,6 +155,93 @@ LayoutGuess detect_layout(const fs::path& root) {
           "the input.depth / input.mask / input.color patterns"};
 }
 
+namespace {
+
+// The pattern layout's camera file: the folder's own intrinsics.yaml (depthmask synth writes one, the
+// committed sample has one), unless the configuration names input.intrinsics (~ included). So the
+// intrinsics travel with the dataset: a configuration's --input on another folder never keeps them.
+void use_folder_intrinsics(ResolvedInput& r) {
+  Config& e = r.config;
+  const fs::path file = e.input.root / "intrinsics.yaml";
+  if (e.is_set_by_user("input.intrinsics") || !layouts_detail::is_file(file)) return;
+  try {
+    e.input.intrinsics = read_intrinsics_file(file);
+  } catch (const Error& err) {
+    throw InputError(std::string(err.what()) + "; " + layouts_detail::layout_label(r) +
+                     " reads the folder's intrinsics.yaml as its camera: fix it, name another file in "
+                     "input.intrinsics, or set input.intrinsics: ~ to read none");
+  }
+  e.input.intrinsics_file = file;
+  if (!layouts_detail::quiet)
+    detail::log().info("input.intrinsics: {} (the input folder's own; {})", file.string(),
+                       layouts_detail::describe(e.input.intrinsics));
+}
+
+// The pattern keys a configuration names for a folder whose detected layout has patterns of its own.
+const char* const kPatternKeys[] = {"input.depth", "input.mask", "input.color"};
+
+// When resolving `r` failed: whether the layout's own patterns would have found frames where the
+// configuration's did not (a platform file's input.depth: depth/{id}.png on an APC scene). The hint
+// names the keys to drop; "" when there is nothing to say.
+std::string pattern_hint(const Config& c, const ResolvedInput& r) {
+  if (r.layout == InputLayout::Pattern || layouts_detail::quiet) return "";
+  Config trial = c;
+  std::vector<std::string> dropped;
+  for (const char* k : kPatternKeys)
+    if (c.is_set_by_user(k)) {
+      trial.reset_to_default(k);
+      dropped.push_back(k);
+    }
+  if (dropped.empty()) return "";
+  struct Quiet {
+    Quiet() { layouts_detail::quiet = true; }
+    ~Quiet() { layouts_detail::quiet = false; }
+    Quiet(const Quiet&) = delete;
+    Quiet& operator=(const Quiet&) = delete;
+  } quiet_trial;
+  ResolvedInput t;
+  try {
+    t = resolve_input(trial);
+  } catch (const Error&) {
+    return "";
+  }
+  std::string keys;
+  for (size_t i = 0; i < dropped.size(); ++i)
+    keys += (i == 0 ? "" : i + 1 == dropped.size() ? " and " : ", ") + dropped[i];
+  return layouts_detail::layout_label(r) + " finds " + std::to_string(t.listing.frames.size()) +
+         " frame(s) with its own patterns (input.depth '" + t.config.input.depth + "'): drop " + keys +
+         " from the configuration (file or --set) to use them";
+}
+
+// The frames of `r`'s layout: patterns (with the folder's own intrinsics.yaml), a camera file's
+// layout or an index file's.
+void resolve_layout(ResolvedInput& r) {
+  switch (r.layout) {
+    case InputLayout::Auto:  // resolved above
+    case InputLayout::Pattern:
+      use_folder_intrinsics(r);
+      r.listing = list_frames(r.config.input);
+      break;
+    case InputLayout::Apc:
+      layouts_detail::resolve_apc(r);
+      break;
+    case InputLayout::SevenScenes:
+      layouts_detail::resolve_seven_scenes(r);
+      break;
+    case InputLayout::YcbInEOAT:
+      layouts_detail::resolve_ycbineoat(r);
+      break;
+    case InputLayout::Bop:
+      layouts_detail::resolve_bop(r);
+      break;
+    case InputLayout::Tum:
+      layouts_detail::resolve_tum(r);
+      break;
+  }
+}
+
+}  // namespace
+
 ResolvedInput resolve_input(const Config& c) {
   ResolvedInput r;
   r.config = c;
@@ -167,29 +264,15 @@ ResolvedInput resolve_input(const Config& c) {
   // Keys the configuration tables give to some layouts only (input.bop_masks, input.max_time_diff ...).
   for (const ConfigKeyInfo& k : config_keys())
     if (!k.layouts.empty() && c.is_set_by_user(k.name) &&
-        std::find(k.layouts.begin(), k.layouts.end(), r.layout) == k.layouts.end())
+        std::find(k.layouts.begin(), k.layouts.end(), r.layout) == k.layouts.end() && !layouts_detail::quiet)
       detail::log().warn("config key '{}' has no effect with {}", k.name, layouts_detail::layout_label(r));
 
-  switch (r.layout) {
-    case InputLayout::Auto:  // resolved above
-    case InputLayout::Pattern:
-      r.listing = list_frames(r.config.input);
-      break;
-    case InputLayout::Apc:
-      layouts_detail::resolve_apc(r);
-      break;
-    case InputLayout::SevenScenes:
-      layouts_detail::resolve_seven_scenes(r);
-      break;
-    case InputLayout::YcbInEOAT:
-      layouts_detail::resolve_ycbineoat(r);
-      break;
-    case InputLayout::Bop:
-      layouts_detail::resolve_bop(r);
-      break;
-    case InputLayout::Tum:
-      layouts_detail::resolve_tum(r);
-      break;
+  try {
+    resolve_layout(r);
+  } catch (const InputError& e) {
+    const std::string hint = pattern_hint(c, r);
+    if (hint.empty()) throw;
+    throw InputError(std::string(e.what()) + "; " + hint);
   }
   // The depth camera's lens distortion (not in any camera file) joins the input's geometry; it only
   // means something for depth that is reprojected from the depth camera.
@@ -200,7 +283,7 @@ ResolvedInput resolve_input(const Config& c) {
               "as APC's raw/ with cam.info.txt), and "
                   << layouts_detail::layout_label(r) << " provides no camera geometry");
     r.geometry->depth_distortion = distortion;
-    if (!r.depth_from_depth_camera)
+    if (!r.depth_from_depth_camera && !layouts_detail::quiet)
       detail::log().warn(
           "config key 'registration.depth_distortion' has no effect: the depth ({}) is already on the color "
           "camera's grid, not in the depth camera's frame",

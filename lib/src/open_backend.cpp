@@ -35,7 +35,8 @@ OpenedBackend start_backend(const Config& c, const PlatformInfo& platform) {
   } catch (const CudaError& e) {
     throw PlatformError(std::string("cannot start backend '") + std::string(to_string(choice.kind)) + "': " + e.what());
   }
-  detail::log().info("backend {} ({})", to_string(opened.backend->kind()), choice.reason);
+  // A degraded choice's reason was the warning above: said once, not again here.
+  if (!choice.degraded) detail::log().info("backend {} ({})", to_string(opened.backend->kind()), choice.reason);
   if (c.backend.memory_limit_mb > 0) {
     opened.backend->set_memory_limit(static_cast<size_t>(c.backend.memory_limit_mb) << 20);
     detail::log().info("backend.memory_limit_mb: frame buffers are capped at {} MiB", c.backend.memory_limit_mb);

@@ -93,7 +93,9 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
                                  << p.devices.size() - 1 << ")");
   if (!why_not.empty()) {
     c.kind = BackendKind::Cpu;
-    c.degraded = true;
+    // A build without CUDA has only the CPU: nothing fell back, so it is no warning (a generated
+    // configuration's run stays quiet there). A CUDA build without a usable GPU did fall back.
+    c.degraded = p.cuda_built;
     c.reason = "auto: " + why_not + ", so masking runs on the CPU";
     return c;
   }

@@ -161,17 +161,19 @@ void write_synthetic_dataset(const fs::path& dir, int frames, int w, int h) {
                         intrinsics_to_yaml(synthetic_intrinsics(w, h));
   write_file_atomic(dir / "intrinsics.yaml", k.data(), k.size(), false);
 
+  // No input.intrinsics: the pattern layout reads the folder's own intrinsics.yaml, so the file stays
+  // right when --input points it at another folder.
   Config c;
   c.input.root = dir;
-  c.input.intrinsics_file = dir / "intrinsics.yaml";
   c.output.dir = dir / "out";
   c.output.preview = true;
   c.depth.max = 2.0;  // drop the wall behind the table
   const std::string yaml =
       "# depthmask configuration for this synthetic dataset (written by depthmask synth).\n"
       "# Depth is 16-bit millimetres; mask labels: 1, 2, 4 spheres, 3 a box, 0 background.\n"
-      "# Run: depthmask run --config depthmask.yaml\n" +
-      to_yaml(c, dir);
+      "# Run: depthmask run --config depthmask.yaml\n"
+      "# Only the keys that differ from the built-in defaults (depthmask run --print-config shows them all).\n" +
+      to_yaml_changed(c, dir);
   write_file_atomic(dir / "depthmask.yaml", yaml.data(), yaml.size(), false);
 }
 

@@ -266,9 +266,9 @@ TEST(CliConfig, PrintConfigPrecedenceDefaultsFileSetFlags) {
     const auto bytes = read_bytes(data / "depthmask.yaml");
     text.assign(bytes.begin(), bytes.end());
   }
-  const auto pos = text.find("on_error: skip");
-  ASSERT_NE(pos, std::string::npos);
-  text.replace(pos, 14, "on_error: stop");
+  // The sample's file names only what differs from the defaults (run.on_error is not among them).
+  ASSERT_EQ(text.find("on_error"), std::string::npos);
+  text += "run:\n  on_error: stop\n";
   dmcli::write_text(data / "stop.yaml", text);
   const auto fs2 = run_depthmask("run --config " + q(data / "stop.yaml") + " --print-config");
   EXPECT_EQ(printed(fs2, "run", "on_error"), "stop");

@@ -86,6 +86,7 @@ TEST(BackendChoice, AutoInACpuOnlyBuildIsCpu) {
   const auto c = dm::choose_backend(req(dm::BackendKind::Auto), p);
   EXPECT_EQ(c.kind, dm::BackendKind::Cpu);
   EXPECT_NE(c.reason.find("without CUDA"), std::string::npos) << c.reason;
+  EXPECT_FALSE(c.degraded) << "the only backend of the build: no warning";
 }
 
 TEST(BackendChoice, ForcedGpuBackendWithoutGpuIsAnError) {

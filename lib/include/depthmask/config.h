@@ -208,6 +208,8 @@ struct Config {
   bool is_set_by_user(std::string_view key) const;
   void mark_set_by_user(std::string_view key);
   void mark_set_by_user(const void* field, const std::type_info& type);
+  // The key takes its built-in default and is no longer the user's (a layout may fill it again).
+  void reset_to_default(std::string_view key);
 
  private:
   friend struct config_detail::SetByUser;
@@ -255,6 +257,12 @@ void apply_overrides(Config& config, const std::vector<Override>& overrides,
 // The configuration as YAML (what --print-config shows). Paths are written relative to `relative_to`
 // when given, absolute otherwise.
 std::string to_yaml(const Config& config, const std::optional<std::filesystem::path>& relative_to = std::nullopt);
+
+// The same with only the keys whose value differs from the built-in default (Config{}), and the
+// sections that hold one: a configuration file that says only what matters for it (depthmask synth,
+// the shipped config/*.yaml). "{}\n" when nothing differs.
+std::string to_yaml_changed(const Config& config,
+                            const std::optional<std::filesystem::path>& relative_to = std::nullopt);
 
 // What the settings hash (manifest.h) covers: to_yaml with every key that does not shape the outputs
 // (output.dir, output.fsync, backend, run, live, logging) at its default, and input.intrinsics by

@@ -230,6 +230,12 @@ bool Config::is_set_by_user(std::string_view key) const {
 
 void Config::mark_set_by_user(std::string_view key) { set_by_user_.set(static_cast<size_t>(key_named(key).bit)); }
 
+void Config::reset_to_default(std::string_view key) {
+  const config_detail::Key& k = key_named(key);
+  k.copy(*this, Config{});
+  set_by_user_.reset(static_cast<size_t>(k.bit));
+}
+
 void Config::mark_set_by_user(const void* field, const std::type_info& type) {
   for (const config_detail::Key* k : config_detail::value_keys())
     if (k->holds(*this, field, std::type_index(type))) {
