@@ -177,7 +177,7 @@ cv::Mat compose_preview(const fs::path& dir, const ReportFrame& f, const Sidecar
   if (depth.empty() && side) depth = read_masked_depth(dir, side->outputs);
   if (depth.empty()) return cv::Mat();
   // Every pixel not kept to 0, whatever output.invalid was (kept: finite and > 0).
-  cv::Mat kept = (depth > 0) & (depth == depth) & (depth < std::numeric_limits<float>::infinity());
+  cv::Mat kept = (depth > 0) & (depth == depth) & (depth < std::numeric_limits<double>::infinity());
   cv::Mat d(depth.size(), CV_32FC1, cv::Scalar(0));
   depth.copyTo(d, kept);
   cv::Mat color, mask;
@@ -591,7 +591,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
     p << "<p class=\"na\">n/a (no " << kRunRecordName << ")</p>\n";
   p << "</body>\n</html>\n";
 
-  const fs::path out = o.out.empty() ? dir / kReportName : o.out;
+  fs::path out = o.out.empty() ? dir / kReportName : o.out;
   // Messages and ids may hold any bytes; the page is declared UTF-8 and browsers replace what is not.
   const std::string text = p.str();
   write_file_atomic(out, text.data(), text.size(), false);

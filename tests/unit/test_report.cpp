@@ -20,6 +20,7 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_stats.h"
 #include "depthmask/manifest.h"
@@ -80,6 +81,28 @@ TEST(FrameStats, CountsKeptPixelsAndBinsTheirDepthInOnePass) {
   EXPECT_EQ(sum.pixels, 18u);
   EXPECT_EQ(sum.hist[31], 4u);
   EXPECT_DOUBLE_EQ(sum.kept_fraction(), 10.0 / 18.0);
+}
+
+TEST(FrameStats, AgreesWithCountKeptAndBinOfOverAwkwardSizes) {
+  // Blocks of 16 and the row tails: sizes around the block, kept pixels sparse and dense.
+  cv::RNG rng(17);
+  for (const cv::Size size : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(31, 33), cv::Size(639, 481)}) {
+    for (const double dense : {0.02, 0.9}) {
+      SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + " " + std::to_string(dense));
+      cv::Mat m(size, CV_32FC1);
+      for (int y = 0; y < m.rows; ++y)
+        for (int x = 0; x < m.cols; ++x)
+          m.at<float>(y, x) = rng.uniform(0.0, 1.0) < dense ? static_cast<float>(rng.uniform(0.0, 2.5)) : 0.0f;
+      const dm::HistogramSpec spec{0.0, 2.5, 32};
+      const dm::FrameStats s = dm::frame_stats(m, 0.0f, spec);
+      EXPECT_EQ(s.kept, dm::count_kept(m, 0.0f));
+      std::vector<uint64_t> want(32, 0);
+      for (int y = 0; y < m.rows; ++y)
+        for (int x = 0; x < m.cols; ++x)
+          if (m.at<float>(y, x) > 0.0f) ++want[static_cast<size_t>(spec.bin_of(m.at<float>(y, x)))];
+      EXPECT_EQ(s.hist, want);
+    }
+  }
 }
 
 TEST(FrameStats, TheSpecFollowsTheDepthRange) {
