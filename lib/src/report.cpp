@@ -369,7 +369,7 @@ constexpr const char* kSelfCheck = R"(<script>
   window.addEventListener('error', function (e) {
     if (e.target && e.target !== window) errors.push('resource failed: ' + (e.target.alt || e.target.tagName));
   }, true);
-  window.addEventListener('load', function () {
+  document.addEventListener('DOMContentLoaded', function () {
     var images = Array.prototype.slice.call(document.images);
     Promise.all(images.map(function (img) {
       return img.decode().catch(function () { errors.push('image did not decode: ' + img.alt); });
