@@ -328,17 +328,11 @@ std::string kept_plot(const std::vector<ReportFrame>& frames) {
   return s.str();
 }
 
-// The kept depth of every recorded frame, summed, over the manifest's bins.
-std::string depth_histogram(const std::vector<ReportFrame>& frames, const std::optional<HistogramSpec>& spec) {
+// The kept depth of every recorded frame, summed (`sum`), over the manifest's bins.
+std::string depth_histogram(const std::vector<uint64_t>& sum, const std::optional<HistogramSpec>& spec) {
   if (!spec) return "<p class=\"na\">Kept-depth histogram: n/a (a version 1 manifest, or none)</p>";
-  std::vector<uint64_t> sum(static_cast<size_t>(spec->bins), 0);
-  bool any = false;
-  for (const ReportFrame& f : frames) {
-    if (!f.stats || f.stats->hist.size() != sum.size()) continue;
-    any = true;
-    for (size_t i = 0; i < sum.size(); ++i) sum[i] += f.stats->hist[i];
-  }
-  if (!any) return "<p class=\"na\">Kept-depth histogram: n/a (no frame records one)</p>";
+  if (sum.size() != static_cast<size_t>(spec->bins))
+    return "<p class=\"na\">Kept-depth histogram: n/a (no frame records one)</p>";
   const uint64_t peak = std::max<uint64_t>(1, *std::max_element(sum.begin(), sum.end()));
   const int w = 900, h = 220, left = 44, bottom = 24, top = 8;
   const double pw = w - left - 8, ph = h - top - bottom, bw = pw / static_cast<double>(sum.size());
@@ -403,6 +397,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
 
   // The records: the manifest's (and its failures), else the sidecars'.
   std::vector<ReportFrame> frames;
+  FrameStats all;  // every frame's, summed: the histogram
   std::vector<ManifestFailure> failures;
   std::optional<ManifestHead> head;
   const fs::path manifest = dir / kManifestName;
@@ -412,6 +407,12 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
     head = read_manifest(
         in, manifest.string(),
         [&](const std::string& key, ManifestRecord&& r) {
+          // A frame keeps its counts; its histogram goes into the sum (a million frames' histograms
+          // are not held).
+          if (r.stats) {
+            all.add(*r.stats);
+            r.stats->hist = {};
+          }
           ReportFrame f{key, std::move(r.id), {}, std::move(r.stats)};
           for (OutputFile& file : r.files) f.files.push_back(std::move(file.name));
           frames.push_back(std::move(f));
@@ -571,7 +572,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
   p << "<div class=\"sheet\">\n" << sheet.str() << "</div>\n";
 
   p << "<h2 id=\"kept\">Kept fraction per frame</h2>\n" << kept_plot(frames) << "\n";
-  p << "<h2 id=\"histogram\">Kept depth</h2>\n" << depth_histogram(frames, head ? head->hist : std::nullopt) << "\n";
+  p << "<h2 id=\"histogram\">Kept depth</h2>\n" << depth_histogram(all.hist, head ? head->hist : std::nullopt) << "\n";
 
   p << "<h2 id=\"failures\">Failures</h2>\n";
   if (failures.empty()) {
