@@ -16,6 +16,7 @@
 #include "depthmask/open_backend.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
+#include "depthmask/report.h"
 #include "depthmask/synth.h"
 #include "depthmask/version.h"
 #include "progress.h"
@@ -92,6 +93,16 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
       t.first_frame_ms, t.cuda_init_ms, t.cuda_init_ms > 0 ? "" : ": not initialised", t.listing_ms, t.backend_open_ms);
   for (const auto& f : s.failures) std::printf("  failed:  %s\n", f.message.c_str());
   if (!s.manifest_error.empty()) std::printf("  manifest not saved: %s\n", s.manifest_error.c_str());
+  if (o.report) {
+    // The run's own outcome decides the exit code; a report that cannot be written says why, and
+    // fails a run that did not fail otherwise.
+    try {
+      std::printf("  report:  %s\n", write_report(c.output.dir).string().c_str());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "depthmask: the report could not be written: %s\n", e.what());
+      if (exit_code(s) == 0 && !s.interrupted) return exit_code(e.failure());
+    }
+  }
   if (s.interrupted) {
     std::printf("  interrupted: %zu frame(s) not processed\n", s.skipped);
     return kInterrupted;
@@ -278,6 +289,14 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
   bench::write_report(r, out);
   std::cout << bench::to_markdown(r) << "\ndepthmask: wrote " << (out / "bench.md").string() << ", "
             << (out / "bench.json").string() << " and " << (out / "bench.png").string() << "\n";
+  return kOk;
+}
+
+int cmd_report(const ReportCliOptions& o) {
+  ReportOptions r;
+  if (o.out) r.out = *o.out;
+  r.thumbnails = o.thumbnails;
+  std::printf("depthmask: report written to %s\n", write_report(o.output_dir, r).string().c_str());
   return kOk;
 }
 

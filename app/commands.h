@@ -29,6 +29,7 @@ struct RunOptions {
   std::vector<std::string> sets;
   bool print_config = false;
   bool force = false;
+  bool report = false;  // --report: write depthmask-report.html beside the outputs at the end
 };
 int cmd_run(const RunOptions& o, const std::atomic<bool>& stop);
 
@@ -68,5 +69,13 @@ struct BenchCliOptions {
   std::string command_line;  // recorded in the report
 };
 int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop);
+
+struct ReportCliOptions {
+  std::string output_dir;
+  std::optional<std::string> out;
+  size_t thumbnails = 48;
+};
+// Writes the QA report of an output folder (report.h's write_report) and prints its path.
+int cmd_report(const ReportCliOptions& o);
 
 }  // namespace depthmask::app

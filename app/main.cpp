@@ -40,6 +40,8 @@ int cli_main(int argc, char** argv) {
   run_cmd->add_option("--on-error", run.on_error, "skip | stop (sets run.on_error)");
   run_cmd->add_flag("--force", run.force, "Redo frames the resume manifest records as finished (sets run.force)");
   run_cmd->add_flag("--print-config", run.print_config, "Print the effective configuration as YAML and exit");
+  run_cmd->add_flag("--report", run.report,
+                    "Write the QA report (depthmask-report.html) beside the outputs at the end");
 
   LiveOptions live;
   auto* live_cmd =
@@ -73,6 +75,15 @@ int cli_main(int argc, char** argv) {
   synth_cmd->add_option("-o,--output", synth.output, "Output folder")->required();
   synth_cmd->add_option("-n,--frames", synth.frames, "Number of frames")->capture_default_str();
   synth_cmd->add_option("-s,--size", synth.size, "Frame size WIDTHxHEIGHT")->capture_default_str();
+
+  ReportCliOptions report;
+  auto* report_cmd = cli.add_subcommand(
+      "report", "Write a self-contained HTML page to look at a run's outputs: summary, thumbnails, plots, failures");
+  report_cmd->add_option("OUTPUT_DIR", report.output_dir, "The run's output folder")->required();
+  report_cmd->add_option("--out", report.out, "The page to write (default OUTPUT_DIR/depthmask-report.html)");
+  report_cmd->add_option("--thumbnails", report.thumbnails, "At most this many frames on the contact sheet")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   BenchCliOptions bench;
   auto* bench_cmd =
@@ -114,6 +125,7 @@ int cli_main(int argc, char** argv) {
     if (*info_cmd) return cmd_info(info);
     if (*synth_cmd) return cmd_synth(synth);
     if (*bench_cmd) return cmd_bench(bench, g_stop);
+    if (*report_cmd) return cmd_report(report);
   } catch (const std::exception& e) {
     // One taxonomy (depthmask/errors.h): the class names the message and gives the exit code.
     const Failure f = failure_of(e);

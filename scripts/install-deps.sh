@@ -30,6 +30,9 @@ declare -A fallback=([cppzmq-dev]=libzmq3-dev)
 build_pkgs+=(python3-pytest python3-hypothesis python3-pil)
 # bench/pool: the process-pool baseline reads and writes the frames with OpenCV (cv2).
 build_pkgs+=(python3-opencv)
+# The QA report's browser test (tests/integration/report_in_chromium.sh): Debian's chromium. Optional:
+# Ubuntu packages it only as a snap, which does not run in containers; the test skips without it.
+optional_pkgs=(chromium)
 
 # --runtime-list: the package of every shared library BIN links directly (DT_NEEDED; apt brings what
 # those need), except the CUDA and driver libraries that the CUDA base image or the NVIDIA container
@@ -76,6 +79,14 @@ missing=()
 for p in "${pkgs[@]}"; do
   installed "$p" || { [ -n "${fallback[$p]:-}" ] && installed "${fallback[$p]}"; } || missing+=("$p")
 done
+# The optional packages (never with --runtime): installed where apt has them, skipped with a note where
+# not (so on such a system apt-get update runs on every call).
+declare -A optional=()
+if [ "${1:-}" != "--runtime" ]; then
+  for p in "${optional_pkgs[@]}"; do
+    installed "$p" || { missing+=("$p"); optional[$p]=1; }
+  done
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#pkgs[@]} packages present"
   exit 0
@@ -96,6 +107,7 @@ for p in "${missing[@]}"; do
   elif [ -n "${fallback[$p]:-}" ] && apt-cache show "${fallback[$p]}" >/dev/null 2>&1; then
     echo "install-deps: $p is not available here, using ${fallback[$p]}"
     wanted+=("${fallback[$p]}")
+  elif [ -n "${optional[$p]:-}" ]; then echo "install-deps: $p (optional) is not available here: the tests that need it skip"
   else unavailable+=("$p")
   fi
 done
@@ -103,4 +115,4 @@ if [ ${#unavailable[@]} -gt 0 ]; then
   echo "install-deps: not available from this system's apt sources: ${unavailable[*]}" >&2
   exit 1
 fi
-$sudo apt-get install -y -q --no-install-recommends "${wanted[@]}"
+[ ${#wanted[@]} -eq 0 ] || $sudo apt-get install -y -q --no-install-recommends "${wanted[@]}"

@@ -27,6 +27,7 @@
 #include "depthmask/manifest.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/registration.h"
+#include "depthmask/report.h"
 #include "depthmask/unit_check.h"
 #include "detail/frame_failure.h"
 
@@ -95,6 +96,7 @@ struct Work {
   bool finished = false;  // all outputs written
   MaskParams params;
   std::vector<OutputFile> files;
+  FrameStats stats;  // what the outputs kept, for the manifest
   std::optional<FrameFailure> failure;
   std::exception_ptr fatal;  // stops the batch (the device is gone)
 
@@ -225,7 +227,8 @@ class BatchRun {
                      tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, [this](Work* w) { commit(w); }));
   }
 
-  // Finish: save the manifest (a failure is the summary's manifest_error, not an exception), count.
+  // Finish: save the manifest (a failure is the summary's manifest_error, not an exception), count,
+  // write the run record (report.h).
   void finish() {
     try {
       resume_->flush();
@@ -241,6 +244,12 @@ class BatchRun {
       const double since_first = ms_between(*first_commit_, Clock::now());
       s_.startup.first_frame_ms = std::max(0.0, ms_since_process_start().value_or(0.0) - since_first);
       s_.startup.run_first_frame_ms = ms_between(start_, *first_commit_);
+    }
+    try {
+      write_run_record(input_.config, s_);
+    } catch (const OutputError& e) {
+      // The outputs and the manifest are what a re-run needs; the record only feeds the report.
+      detail::log().warn("the run record could not be written: {}", e.what());
     }
     const StartupTimes& t = s_.startup;
     detail::log().info(
@@ -275,6 +284,7 @@ class BatchRun {
     w->resumed = finished_before_[next_];
     w->finished = false;
     w->files.clear();
+    w->stats = FrameStats{};
     w->failure.reset();
     w->fatal = nullptr;
     ++next_;
@@ -290,9 +300,11 @@ class BatchRun {
         w->slot.load(f, want_color_);
         return;
       }
-      w->files = process_frame(
+      FrameOutputs out = process_frame(
           input_.config, f, w->slot, w->params,
           [&](const FrameSlot& masked, const std::string& id) { units_.observe(masked, w->params, id); }, &w->writer);
+      w->files = std::move(out.files);
+      w->stats = std::move(out.stats);
       w->finished = true;
     });
     return w;
@@ -310,7 +322,7 @@ class BatchRun {
     if (stop_at_failure_ && stopping()) return w;  // after the failure: dropped at commit
     stage(*w, [&] {
       units_.observe(w->slot, w->params, w->frame->id);
-      w->files = w->writer.write(*w->frame, w->slot);
+      w->files = w->writer.write(*w->frame, w->slot, &w->stats);
       w->finished = true;
     });
     if (stop_at_failure_ && (w->failure || w->fatal)) stopping_after_ = w->index;
@@ -340,12 +352,14 @@ class BatchRun {
       detail::log().info("{}", three_channel_depth_note(f.depth));
     }
     if (ok) {
-      resume_->finished(f, std::move(w->files));
+      resume_->finished(f, std::move(w->files), std::move(w->stats));
       ++s_.ok;
     } else {
       ++s_.failed;
       FrameFailure failure = w->failure.value_or(FrameFailure{f.id, "not processed", Failure::Internal});
       failure.message = "frame " + f.id + " (#" + std::to_string(f.index + 1) + "): " + failure.message;
+      // In the manifest too, for the report and `status`: the last attempt's class and message.
+      resume_->failed(f, failure.failure, failure.message);
       s_.failures.push_back(failure);
     }
     // The observer goes first so a progress bar can clear its line before the error is logged.

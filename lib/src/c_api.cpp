@@ -14,6 +14,7 @@
 #include "depthmask/logging.h"
 #include "depthmask/masker.h"
 #include "depthmask/version.h"
+#include "detail/summary_json.h"
 
 struct dm_masker {
   explicit dm_masker(depthmask::Masker m)
@@ -130,33 +131,7 @@ ImageRef view_of(const dm_image* im, const char* role, bool color) {
   return r;
 }
 
-nlohmann::json summary_json(const RunSummary& s) {
-  nlohmann::json failures = nlohmann::json::array();
-  for (const FrameFailure& f : s.failures)
-    failures.push_back({{"id", f.id}, {"message", f.message}, {"failure", std::string(to_string(f.failure))}});
-  const std::optional<Failure> failure = s.failure();
-  return {{"total", s.total},
-          {"ok", s.ok},
-          {"failed", s.failed},
-          {"skipped", s.skipped},
-          {"skipped_done", s.skipped_done},
-          {"unmatched_files", s.unmatched_files},
-          {"seconds", s.seconds},
-          {"fps", s.fps()},
-          {"interrupted", s.interrupted},
-          {"backend", std::string(to_string(s.backend))},
-          {"backend_reason", s.backend_reason},
-          {"failures", failures},
-          {"manifest_error", s.manifest_error},
-          {"failure", failure ? nlohmann::json(std::string(to_string(*failure))) : nlohmann::json()},
-          {"exit_code", exit_code(s)},
-          {"startup",
-           {{"first_frame_ms", s.startup.first_frame_ms},
-            {"run_first_frame_ms", s.startup.run_first_frame_ms},
-            {"listing_ms", s.startup.listing_ms},
-            {"cuda_init_ms", s.startup.cuda_init_ms},
-            {"backend_open_ms", s.startup.backend_open_ms}}}};
-}
+using depthmask::detail::summary_json;
 
 }  // namespace
 

@@ -184,11 +184,13 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
   }
 }
 
-std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot) {
+std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot, FrameStats* stats) {
   const Config& c = *c_;
   const cv::Mat& out = slot.out();
   const float invalid = c.output.invalid;
   const fs::path stem = output_stem(c.output, f, c.input.root);
+  // One pass for the manifest's numbers and the sidecar's kept_pixels.
+  const FrameStats kept = frame_stats(out, invalid, HistogramSpec::of(c));
 
   // Encode everything first: a frame that cannot be encoded (a PLY without intrinsics) writes nothing.
   // TIFF and NPY are views of `out`, which the slot holds until the frame is committed.
@@ -219,7 +221,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
     s.backend = std::string(to_string(backend_->kind()));
     s.width = out.cols;
     s.height = out.rows;
-    s.kept_pixels = count_kept(out, invalid);
+    s.kept_pixels = kept.kept;
     for (const auto& file : files) s.outputs.push_back(file.first.filename().string());
     const std::string text = encode_sidecar(s);
     files.emplace_back(with_ext(stem, format_row(OutputFormat::Json).extension),
@@ -248,6 +250,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot)
     write_file_atomic(path, bytes, c.output.fsync);
     written.push_back({path.lexically_relative(c.output.dir).generic_string(), bytes.size(), bytes.crc32()});
   }
+  if (stats) stats->add(kept);
   return written;
 }
 

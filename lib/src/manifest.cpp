@@ -89,7 +89,8 @@ std::string fnv1a64_hex(const std::string& text) {
 std::string settings_hash(const Config& c) {
   // The output-shaping keys only (the configuration tables say which): not where outputs go, how they
   // are flushed, which backend computes them (CPU and GPU are bit-identical), run, live and logging
-  // behaviour; intrinsics by value, not by file name.
+  // behaviour; intrinsics by value, not by file name. "manifest 1" stays although the file format is 2:
+  // the records' outputs did not change, so a version 1 manifest of the same settings resumes.
   return fnv1a64_hex(std::string("depthmask ") + DEPTHMASK_VERSION + " manifest 1\n" + settings_yaml(c));
 }
 
@@ -117,11 +118,27 @@ std::string inputs_fingerprint(const FrameEntry& f) {
 
 std::string manifest_key(const FrameEntry& f) { return f.relative.empty() ? f.id : f.relative.generic_string(); }
 
-std::string Manifest::head_text(const std::string& settings) {
+namespace {
+
+constexpr Failure kRecordedFailures[] = {Failure::Input,    Failure::Config,      Failure::Platform,
+                                         Failure::Resource, Failure::Interrupted, Failure::Internal};
+
+std::optional<Failure> failure_named(const std::string& name) {
+  for (const Failure f : kRecordedFailures)
+    if (to_string(f) == name) return f;
+  return std::nullopt;
+}
+
+nlohmann::ordered_json spec_json(const HistogramSpec& h) { return {{"min", h.min}, {"max", h.max}, {"bins", h.bins}}; }
+
+}  // namespace
+
+std::string Manifest::head_text(const std::string& settings, const std::optional<HistogramSpec>& hist) {
   nlohmann::ordered_json head;
   head["format"] = "depthmask-manifest";
-  head["version"] = 1;
+  head["version"] = 2;
   head["settings"] = settings;
+  if (hist) head["depth_hist"] = spec_json(*hist);
   std::string text = head.dump();
   text.pop_back();  // the closing brace
   return text + ",\"frames\":{";
@@ -130,84 +147,193 @@ std::string Manifest::head_text(const std::string& settings) {
 std::string Manifest::line_text(const std::string& key, const ManifestRecord& rec) {
   nlohmann::ordered_json outs = nlohmann::ordered_json::array();
   for (const OutputFile& f : rec.files) outs.push_back({{"file", f.name}, {"size", f.size}, {"crc32", f.crc32}});
-  const nlohmann::ordered_json r = {{"id", rec.id}, {"inputs", rec.inputs}, {"outputs", std::move(outs)}};
+  nlohmann::ordered_json r = {{"id", rec.id}, {"inputs", rec.inputs}, {"outputs", std::move(outs)}};
+  if (rec.stats) {
+    r["kept"] = rec.stats->kept;
+    r["pixels"] = rec.stats->pixels;
+    r["hist"] = rec.stats->hist;
+  }
   return nlohmann::json(key).dump() + ":" + r.dump();
 }
 
+std::string Manifest::failure_line_text(const std::string& key, const ManifestFailure& failure) {
+  const nlohmann::ordered_json r = {
+      {"id", failure.id}, {"class", std::string(to_string(failure.failure))}, {"message", failure.message}};
+  // Messages quote file names, which may be any bytes: replace what is not UTF-8 rather than throw.
+  return nlohmann::json(key).dump() + ":" + r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+const char* Manifest::middle_text() { return "\n},\"failures\":{"; }
 const char* Manifest::tail_text() { return "\n}}\n"; }
 
 namespace {
-// head, then "\n" + first line, ",\n" + each next one, then the tail, into `text` (cleared first).
+// head, then "\n" + first frame line, ",\n" + each next one, the middle, the failure lines alike, then
+// the tail, into `text` (cleared first).
 template <class Lines>
-void join_manifest(std::string& text, const std::string& head, const Lines& lines) {
+void join_manifest(std::string& text, const std::string& head, const Lines& frames, const Lines& failures) {
   text.clear();
   text += head;
-  bool first = true;
-  for (const auto& [key, line] : lines) {
-    text += first ? "\n" : ",\n";
-    text += line;
-    first = false;
+  for (const Lines* lines : {&frames, &failures}) {
+    if (lines == &failures) text += Manifest::middle_text();
+    bool first = true;
+    for (const auto& [key, line] : *lines) {
+      text += first ? "\n" : ",\n";
+      text += line;
+      first = false;
+    }
   }
   text += Manifest::tail_text();
 }
+
+using Json = nlohmann::json;
+
+[[noreturn]] void bad_manifest(const std::string& name, const std::string& what) {
+  throw InputError("'" + name + "': " + what);
+}
+
+ManifestRecord record_of(const Json& rec, const std::string& key, const std::string& name) {
+  const std::string where = "frame '" + key + "': ";
+  auto bad = [&](const std::string& what) { bad_manifest(name, where + what); };
+  if (!rec.is_object() || !rec.contains("id") || !rec["id"].is_string() || !rec.contains("inputs") ||
+      !rec["inputs"].is_string() || !rec.contains("outputs") || !rec["outputs"].is_array())
+    bad("expected {\"id\": string, \"inputs\": string, \"outputs\": [...]}");
+  ManifestRecord r;
+  r.id = rec["id"].get<std::string>();
+  r.inputs = rec["inputs"].get<std::string>();
+  for (const auto& o : rec["outputs"]) {
+    if (!o.is_object() || !o.contains("file") || !o["file"].is_string() || !o.contains("size") ||
+        !o["size"].is_number_unsigned() || !o.contains("crc32") || !o["crc32"].is_number_unsigned() ||
+        o["crc32"].get<uint64_t>() > 0xffffffffull)
+      bad("expected outputs of {\"file\": string, \"size\": unsigned, \"crc32\": 32-bit unsigned}");
+    OutputFile f{o["file"].get<std::string>(), o["size"].get<uint64_t>(),
+                 static_cast<uint32_t>(o["crc32"].get<uint64_t>())};
+    // Outputs live under output.dir: a record naming anything else is not ours.
+    const fs::path p(f.name);
+    bool outside = f.name.empty() || p.is_absolute();
+    for (const auto& part : p) outside = outside || part == "..";
+    if (outside) bad("output '" + f.name + "' is not a path inside the output folder");
+    r.files.push_back(std::move(f));
+  }
+  if (r.files.empty()) bad("no outputs");
+  if (rec.contains("kept") || rec.contains("pixels") || rec.contains("hist")) {
+    auto count = [&](const char* k) {
+      if (!rec.contains(k) || !rec[k].is_number_unsigned())
+        bad(std::string("expected \"") + k + "\" to be an unsigned count");
+      return rec[k].get<uint64_t>();
+    };
+    FrameStats st;
+    st.kept = count("kept");
+    st.pixels = count("pixels");
+    if (st.kept > st.pixels) bad("\"kept\" exceeds \"pixels\"");
+    if (!rec.contains("hist") || !rec["hist"].is_array()) bad("expected \"hist\" to be an array of counts");
+    for (const auto& n : rec["hist"]) {
+      if (!n.is_number_unsigned()) bad("expected \"hist\" to be an array of counts");
+      st.hist.push_back(n.get<uint64_t>());
+    }
+    r.stats = std::move(st);
+  }
+  return r;
+}
+
+ManifestFailure failure_of_record(const Json& rec, const std::string& key, const std::string& name) {
+  if (!rec.is_object() || !rec.contains("id") || !rec["id"].is_string() || !rec.contains("class") ||
+      !rec["class"].is_string() || !rec.contains("message") || !rec["message"].is_string())
+    bad_manifest(name, "failure '" + key + "': expected {\"id\": string, \"class\": string, \"message\": string}");
+  const auto f = failure_named(rec["class"].get<std::string>());
+  if (!f)
+    bad_manifest(name, "failure '" + key + "': unknown class '" + rec["class"].get<std::string>() +
+                           "' (expected input, config, platform, resource, interrupted or internal)");
+  return ManifestFailure{rec["id"].get<std::string>(), *f, rec["message"].get<std::string>()};
+}
+
 }  // namespace
 
+ManifestHead read_manifest(std::istream& in, const std::string& name,
+                           const std::function<void(const std::string&, ManifestRecord&&)>& on_frame,
+                           const std::function<void(const std::string&, ManifestFailure&&)>& on_failure) {
+  // nlohmann's parser callback sees each record complete (object_end at depth 2) and discards it once
+  // handed on, so the document held at the end is the head and two empty objects.
+  std::string section, key;
+  const Json::parser_callback_t cb = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key && depth == 1) section = parsed.get<std::string>();
+    if (event == Json::parse_event_t::key && depth == 2) key = parsed.get<std::string>();
+    if (event != Json::parse_event_t::object_end || depth != 2) return true;
+    if (section == "frames") {
+      ManifestRecord r = record_of(parsed, key, name);
+      if (on_frame) on_frame(key, std::move(r));
+      return false;
+    }
+    if (section == "failures") {
+      ManifestFailure f = failure_of_record(parsed, key, name);
+      if (on_failure) on_failure(key, std::move(f));
+      return false;
+    }
+    return true;
+  };
+  Json j;
+  try {
+    j = Json::parse(in, cb);
+  } catch (const Json::exception& e) {
+    throw InputError("'" + name + "' is not valid JSON: " + e.what());
+  }
+  auto bad = [&](const std::string& what) { bad_manifest(name, what); };
+  if (!j.is_object() || j.value("format", std::string()) != "depthmask-manifest")
+    bad("not a depthmask manifest (no \"format\": \"depthmask-manifest\")");
+  const int64_t version = j.contains("version") && j["version"].is_number_integer() ? j["version"].get<int64_t>() : 0;
+  if (version != 1 && version != 2) bad("unsupported manifest version (expected 1 or 2)");
+  if (!j.contains("settings") || !j["settings"].is_string()) bad("\"settings\" is missing or not a string");
+  if (!j.contains("frames") || !j["frames"].is_object()) bad("\"frames\" is missing or not an object");
+  if (j.contains("failures") && !j["failures"].is_object()) bad("\"failures\" is not an object");
+  ManifestHead head;
+  head.version = static_cast<int>(version);
+  head.settings = j["settings"].get<std::string>();
+  if (j.contains("depth_hist")) {
+    const Json& h = j["depth_hist"];
+    if (!h.is_object() || !h.contains("min") || !h["min"].is_number() || !h.contains("max") || !h["max"].is_number() ||
+        !h.contains("bins") || !h["bins"].is_number_unsigned() || h["bins"].get<uint64_t>() == 0 ||
+        h["bins"].get<uint64_t>() > 4096 || !(h["max"].get<double>() > h["min"].get<double>()))
+      bad("\"depth_hist\": expected {\"min\": number, \"max\": number above min, \"bins\": 1..4096}");
+    head.hist =
+        HistogramSpec{h["min"].get<double>(), h["max"].get<double>(), static_cast<int>(h["bins"].get<uint64_t>())};
+  }
+  return head;
+}
+
 std::string Manifest::to_json() const {
-  // One frame per line: readable, diffable, and a tenth of an indented dump's size. std::map: sorted
-  // keys, so the same frames give the same bytes.
-  std::map<std::string, std::string> lines;
+  // One record per line: readable, diffable, and a tenth of an indented dump's size. std::map: sorted
+  // keys, so the same records give the same bytes.
+  std::map<std::string, std::string> lines, failure_lines;
   for (const auto& [key, rec] : frames) lines.emplace(key, line_text(key, rec));
+  for (const auto& [key, f] : failures) failure_lines.emplace(key, failure_line_text(key, f));
   std::string text;
-  join_manifest(text, head_text(settings), lines);
+  join_manifest(text, head_text(head.settings, head.hist), lines, failure_lines);
   return text;
 }
 
-Manifest Manifest::parse(const std::string& text, const std::string& name) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("'" + name + "' is not valid JSON: " + e.what());
-  }
-  auto bad = [&](const std::string& what) { throw InputError("'" + name + "': " + what); };
-  if (!j.is_object() || j.value("format", std::string()) != "depthmask-manifest")
-    bad("not a depthmask manifest (no \"format\": \"depthmask-manifest\")");
-  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != 1)
-    bad("unsupported manifest version (expected 1)");
-  if (!j.contains("settings") || !j["settings"].is_string()) bad("\"settings\" is missing or not a string");
-  if (!j.contains("frames") || !j["frames"].is_object()) bad("\"frames\" is missing or not an object");
+namespace {
+Manifest collect_manifest(std::istream& in, const std::string& name) {
   Manifest m;
-  m.settings = j["settings"].get<std::string>();
-  for (const auto& [key, rec] : j["frames"].items()) {
-    const std::string where = "frame '" + key + "': ";
-    if (!rec.is_object() || !rec.contains("id") || !rec["id"].is_string() || !rec.contains("inputs") ||
-        !rec["inputs"].is_string() || !rec.contains("outputs") || !rec["outputs"].is_array())
-      bad(where + "expected {\"id\": string, \"inputs\": string, \"outputs\": [...]}");
-    ManifestRecord r;
-    r.id = rec["id"].get<std::string>();
-    r.inputs = rec["inputs"].get<std::string>();
-    for (const auto& o : rec["outputs"]) {
-      if (!o.is_object() || !o.contains("file") || !o["file"].is_string() || !o.contains("size") ||
-          !o["size"].is_number_unsigned() || !o.contains("crc32") || !o["crc32"].is_number_unsigned() ||
-          o["crc32"].get<uint64_t>() > 0xffffffffull)
-        bad(where + "expected outputs of {\"file\": string, \"size\": unsigned, \"crc32\": 32-bit unsigned}");
-      OutputFile f{o["file"].get<std::string>(), o["size"].get<uint64_t>(),
-                   static_cast<uint32_t>(o["crc32"].get<uint64_t>())};
-      // Outputs live under output.dir: a record naming anything else is not ours.
-      const fs::path p(f.name);
-      bool outside = f.name.empty() || p.is_absolute();
-      for (const auto& part : p) outside = outside || part == "..";
-      if (outside) bad(where + "output '" + f.name + "' is not a path inside the output folder");
-      r.files.push_back(std::move(f));
-    }
-    if (r.files.empty()) bad(where + "no outputs");
-    m.frames.emplace(key, std::move(r));
-  }
+  m.head = read_manifest(
+      in, name, [&](const std::string& key, ManifestRecord&& r) { m.frames.emplace(key, std::move(r)); },
+      [&](const std::string& key, ManifestFailure&& f) { m.failures.emplace(key, std::move(f)); });
   return m;
+}
+}  // namespace
+
+Manifest Manifest::parse(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  return collect_manifest(in, name);
+}
+
+Manifest Manifest::read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  DM_EXPECT(in, InputError, "'" << path.string() << "' cannot be opened for reading");
+  return collect_manifest(in, path.string());
 }
 
 ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestName) {
-  manifest_.settings = settings_hash(c);
+  manifest_.head.settings = settings_hash(c);
+  manifest_.head.hist = HistogramSpec::of(c);
   if (c.run.force) {
     detail::log().info("run.force: every frame is redone (the resume manifest is ignored)");
     return;
@@ -215,17 +341,14 @@ ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestNa
   std::error_code ec;
   if (!fs::exists(path_, ec)) return;
   try {
-    std::ifstream in(path_, std::ios::binary);
-    DM_EXPECT(in, InputError, "'" << path_.string() << "' cannot be opened for reading");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    Manifest loaded = Manifest::parse(ss.str(), path_.string());
-    if (loaded.settings != manifest_.settings) {
+    Manifest loaded = Manifest::read(path_);
+    if (loaded.head.settings != manifest_.head.settings) {
       detail::log().info("the resume manifest '{}' was written with other settings: every frame is redone",
                          path_.string());
       return;
     }
     manifest_.frames = std::move(loaded.frames);
+    manifest_.failures = std::move(loaded.failures);
   } catch (const std::exception& e) {
     detail::log().warn("ignoring the resume manifest: {}; every frame is redone", e.what());
   }
@@ -234,6 +357,7 @@ ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestNa
 std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
   std::vector<bool> done(frames.size(), false);
   std::map<std::string, ManifestRecord> kept;
+  std::map<std::string, ManifestFailure> failures;
   std::vector<uint8_t> buf;
   for (size_t i = 0; i < frames.size(); ++i) {
     const FrameEntry& f = frames[i];
@@ -241,13 +365,19 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
     const std::string key = manifest_key(f);
     fingerprints_[key] = fp;
     const auto it = manifest_.frames.find(key);
-    if (it == manifest_.frames.end() || it->second.inputs != fp) continue;
+    if (it == manifest_.frames.end() || it->second.inputs != fp) {
+      // Not done: a failure recorded earlier stays until this run redoes the frame (it names no output).
+      const auto failed = manifest_.failures.find(key);
+      if (failed != manifest_.failures.end()) failures.insert(*failed);
+      continue;
+    }
     bool holds = true;
     for (const OutputFile& o : it->second.files) holds = holds && output_holds(c_->output.dir, o, buf);
     if (!holds) {
       detail::log().debug("frame {}: its recorded outputs changed or are missing; redoing it", f.id);
       continue;
     }
+    // A version 1 record keeps its frame done, without stats (the report shows n/a for it).
     done[i] = true;
     kept.insert(*it);
   }
@@ -255,19 +385,37 @@ std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
     detail::log().info("resume: {} of {} frame(s) already done by an earlier run ({}); --force redoes them",
                        kept.size(), frames.size(), path_.string());
   manifest_.frames.clear();
-  head_ = Manifest::head_text(manifest_.settings);
+  manifest_.failures.clear();
+  head_ = Manifest::head_text(manifest_.head.settings, manifest_.head.hist);
   lines_.clear();
   for (const auto& [key, rec] : kept) lines_.emplace(key, Manifest::line_text(key, rec));
+  failure_lines_.clear();
+  for (const auto& [key, f] : failures) failure_lines_.emplace(key, Manifest::failure_line_text(key, f));
   save();  // before any output is touched: the manifest on disk names only frames this run skips
   return done;
 }
 
-void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files) {
+void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files, const std::optional<FrameStats>& stats) {
   const std::string key = manifest_key(f);
   const auto fp = fingerprints_.find(key);
   lines_[key] = Manifest::line_text(
-      key, ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files)});
+      key,
+      ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files), stats});
+  failure_lines_.erase(key);
   dirty_ = true;
+  maybe_save();
+}
+
+void ResumeLog::failed(const FrameEntry& f, Failure failure, const std::string& message) {
+  const std::string key = manifest_key(f);
+  failure_lines_[key] = Manifest::failure_line_text(key, ManifestFailure{f.id, failure, message});
+  // A frame redone and failed has no outputs this run vouches for.
+  lines_.erase(key);
+  dirty_ = true;
+  maybe_save();
+}
+
+void ResumeLog::maybe_save() {
   // At most about once a second: a frame finished but not yet recorded is only redone, identically.
   if (std::chrono::steady_clock::now() - last_save_ >= save_interval_) {
     try {
@@ -294,8 +442,8 @@ std::chrono::steady_clock::duration manifest_save_interval(std::chrono::steady_c
 
 void ResumeLog::save() {
   const auto t0 = std::chrono::steady_clock::now();
-  if (head_.empty()) head_ = Manifest::head_text(manifest_.settings);  // finished() without plan()
-  join_manifest(text_, head_, lines_);
+  if (head_.empty()) head_ = Manifest::head_text(manifest_.head.settings, manifest_.head.hist);  // without plan()
+  join_manifest(text_, head_, lines_, failure_lines_);
   write_file_atomic(path_, text_.data(), text_.size(), c_->output.fsync);
   last_save_ = std::chrono::steady_clock::now();
   save_interval_ = manifest_save_interval(last_save_ - t0);

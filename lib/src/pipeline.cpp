@@ -10,15 +10,15 @@
 
 namespace depthmask {
 
-std::vector<OutputFile> process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
-                                      const MaskedHook& on_masked, FrameWriter* writer) {
+FrameOutputs process_frame(const Config& c, const FrameEntry& f, FrameSlot& slot, const MaskParams& params,
+                           const MaskedHook& on_masked, FrameWriter* writer) {
   const bool want_color = writer ? writer->wants_color() : c.output.preview;
-  std::vector<OutputFile> files;
+  FrameOutputs files;
   auto emit = [&](const FrameEntry& e) {
     if (on_masked) on_masked(slot, e.id);
     if (!writer) return;
-    auto written = writer->write(e, slot);
-    files.insert(files.end(), written.begin(), written.end());
+    auto written = writer->write(e, slot, &files.stats);
+    files.files.insert(files.files.end(), written.begin(), written.end());
   };
   if (f.instances.empty()) {
     slot.load(f, want_color);

@@ -52,9 +52,10 @@ inline std::set<std::string> file_names(const fs::path& dir) {
   std::set<std::string> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
-  // The resume manifest is the run's bookkeeping, not an output: tests count outputs.
+  // The resume manifest and the run record are the run's bookkeeping, not outputs: tests count outputs.
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename() != "depthmask-manifest.json") out.insert(e.path().filename().string());
+    if (e.path().filename() != "depthmask-manifest.json" && e.path().filename() != "depthmask-run.json")
+      out.insert(e.path().filename().string());
   return out;
 }
 

@@ -44,13 +44,14 @@ struct FileState {
   ino_t inode = 0;  // a rewrite (temporary file + rename) gives a new inode, even with the same bytes
 };
 
-// Every regular file under `dir`, by path relative to it.
+// Every regular file under `dir`, by path relative to it, but the run record (depthmask-run.json:
+// what the last run did, rewritten by every run with its date and times).
 std::map<std::string, FileState> snapshot(const fs::path& dir) {
   std::map<std::string, FileState> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
+    if (!e.is_regular_file() || e.path().filename() == "depthmask-run.json") continue;
     struct stat st {};
     ::stat(e.path().c_str(), &st);
     out[e.path().lexically_relative(dir).generic_string()] = {read_bytes(e.path()), st.st_ino};

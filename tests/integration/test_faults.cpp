@@ -30,6 +30,7 @@
 #include "depthmask/manifest.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
+#include "depthmask/report.h"
 #include "depthmask/synth.h"
 #include "test_support.h"
 
@@ -44,13 +45,15 @@ using dmtest::TempDir;
 
 using Files = std::map<std::string, std::vector<uint8_t>>;
 
-// Every regular file under `dir` by relative path (the manifest included).
+// Every regular file under `dir` by relative path (the manifest included; not the run record, which
+// holds the run's date and times).
 Files snapshot(const fs::path& dir) {
   Files out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[e.path().lexically_relative(dir).generic_string()] = read_bytes(e.path());
+    if (e.is_regular_file() && e.path().filename() != dm::kRunRecordName)
+      out[e.path().lexically_relative(dir).generic_string()] = read_bytes(e.path());
   return out;
 }
 

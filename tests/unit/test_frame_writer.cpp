@@ -548,13 +548,13 @@ TEST(OutputLayout, MirrorWritesIntoCreatedFolders) {
 
 TEST(Manifest, RoundTripsAndIsSortedAndStable) {
   dm::Manifest m;
-  m.settings = "0123456789abcdef";
+  m.head.settings = "0123456789abcdef";
   m.frames["seq/10.png"] = {"10", "aa", {{"10.tiff", 12, 0xffffffffu}, {"sub/10.json", 0, 0}}};
   m.frames["seq/02.png"] = {"02", "bb", {{"02.tiff", 7, 42}}};
   const std::string text = m.to_json();
   EXPECT_LT(text.find("\"seq/02.png\""), text.find("\"seq/10.png\""));
   const dm::Manifest back = dm::Manifest::parse(text, "m.json");
-  EXPECT_EQ(back.settings, m.settings);
+  EXPECT_EQ(back.head.settings, m.head.settings);
   ASSERT_EQ(back.frames.size(), 2u);
   EXPECT_EQ(back.frames.at("seq/10.png").id, "10");
   EXPECT_EQ(back.frames.at("seq/10.png").inputs, "aa");
@@ -579,7 +579,7 @@ TEST(Manifest, RejectsWhatIsNotOneOfOurs) {
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{",  // truncated
       "[]",
       "{\"format\":\"other\",\"version\":1,\"settings\":\"x\",\"frames\":{}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":2,\"settings\":\"x\",\"frames\":{}}",
+      "{\"format\":\"depthmask-manifest\",\"version\":3,\"settings\":\"x\",\"frames\":{}}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"frames\":{}}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":[]}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\"}}}",

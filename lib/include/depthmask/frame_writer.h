@@ -14,6 +14,7 @@
 #include "depthmask/dataset.h"
 #include "depthmask/encoders.h"
 #include "depthmask/frame.h"
+#include "depthmask/frame_stats.h"
 #include "depthmask/kernels/backproject.h"
 #include "depthmask/layouts.h"  // frame_intrinsics
 
@@ -65,9 +66,10 @@ class FrameWriter {
   bool wants_color() const;
 
   // Writes frame f from `slot` (after run_mask). Returns the files written, paths relative to
-  // output.dir. Throws OutputError (cannot write), ConfigError (an output would overwrite an input),
-  // InputError (PLY without usable intrinsics), CudaError.
-  std::vector<OutputFile> write(const FrameEntry& f, FrameSlot& slot);
+  // output.dir; adds what the output kept (frame_stats over depth.min..depth.max) to `stats` when
+  // given, once every file is written. Throws OutputError (cannot write), ConfigError (an output would
+  // overwrite an input), InputError (PLY without usable intrinsics), CudaError.
+  std::vector<OutputFile> write(const FrameEntry& f, FrameSlot& slot, FrameStats* stats = nullptr);
   // Gives the writer's backend buffers back (FrameSlot::release_buffers). Never throws.
   void release_buffers() noexcept { backprojector_.release_buffers(); }
 

@@ -16,18 +16,28 @@
 //  - the temporary files a killed run leaves behind are removed by the next run
 //    (remove_stale_temp_files).
 // The CRC-32s additionally catch outputs changed or damaged after they were recorded.
+//
+// Version 2 adds what a reader of a finished run needs without opening an image (the QA report,
+// report.h; `depthmask status`): each frame's kept-pixel count, pixel count and kept-depth histogram
+// (frame_stats.h, its bins stored once in the head), and the frames that failed, as records of their
+// own. Version 1 manifests are still read (their frames have no stats) and resume as before.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
 #include "depthmask/encoders.h"
+#include "depthmask/errors.h"
+#include "depthmask/frame_stats.h"
 
 namespace depthmask {
 
@@ -54,27 +64,61 @@ struct ManifestRecord {
   std::string id;
   std::string inputs;  // inputs_fingerprint
   std::vector<OutputFile> files;
+  std::optional<FrameStats> stats;  // version 2; none in a version 1 record
 };
 
-// The manifest's contents (file format version 1), one frame per line:
-// {"format": "depthmask-manifest", "version": 1, "settings": "<hash>",
-//  "frames": {"<manifest_key>": {"id": "<id>", "inputs": "<fingerprint>",
-//                                "outputs": [{"file", "size", "crc32"}, ...]}, ...}}
-// Keys are sorted, so the same frames give the same bytes.
-struct Manifest {
+// A frame whose last attempt failed: its id, the failure class (to_string(Failure): input, resource,
+// platform, internal) and the message the run logged. A later success removes it.
+struct ManifestFailure {
+  std::string id;
+  Failure failure = Failure::Input;
+  std::string message;
+};
+
+// The head of a manifest: everything but the records.
+struct ManifestHead {
+  int version = 2;  // as read: 1 or 2; written: always 2
   std::string settings;
+  std::optional<HistogramSpec> hist;  // the bins of every frame's "hist"; none in version 1
+};
+
+// The manifest's contents (file format version 2), one record per line:
+// {"format": "depthmask-manifest", "version": 2, "settings": "<hash>",
+//  "depth_hist": {"min": <metres>, "max": <metres>, "bins": <n>},
+//  "frames": {"<manifest_key>": {"id": "<id>", "inputs": "<fingerprint>",
+//                                "outputs": [{"file", "size", "crc32"}, ...],
+//                                "kept": <pixels kept>, "pixels": <pixels>, "hist": [<n counts>]}, ...},
+//  "failures": {"<manifest_key>": {"id": "<id>", "class": "<failure class>", "message": "..."}, ...}}
+// Version 1 is the same without depth_hist, failures and the frames' kept, pixels and hist. Keys are
+// sorted, so the same records give the same bytes.
+struct Manifest {
+  ManifestHead head;
   std::map<std::string, ManifestRecord> frames;
+  std::map<std::string, ManifestFailure> failures;
 
   std::string to_json() const;
   // Throws InputError naming `name` and what is wrong.
   static Manifest parse(const std::string& text, const std::string& name);
+  // Reads the file at `path` (InputError when it cannot be read or parsed).
+  static Manifest read(const std::filesystem::path& path);
 
   // The pieces of to_json: the head (up to the frames), one frame's line ("<key>":{...}, no
-  // separator) and the tail. to_json() == head + lines joined by ",\n" + tail.
-  static std::string head_text(const std::string& settings);
+  // separator), the text between the frames and the failures, one failure's line, and the tail.
+  // to_json() == head + frame lines joined by ",\n" + middle + failure lines joined by ",\n" + tail.
+  static std::string head_text(const std::string& settings, const std::optional<HistogramSpec>& hist);
   static std::string line_text(const std::string& key, const ManifestRecord& rec);
+  static std::string failure_line_text(const std::string& key, const ManifestFailure& failure);
+  static const char* middle_text();
   static const char* tail_text();
 };
+
+// Reads a manifest record by record, for readers of large manifests (a million frames): each record
+// is handed to `on_frame` / `on_failure` as soon as it is parsed and not kept, so memory holds what
+// the callbacks keep, never the whole document. Either callback may be empty. Returns the head.
+// Throws InputError naming `name` (the file) and what is wrong, as Manifest::parse.
+ManifestHead read_manifest(std::istream& in, const std::string& name,
+                           const std::function<void(const std::string& key, ManifestRecord&&)>& on_frame,
+                           const std::function<void(const std::string& key, ManifestFailure&&)>& on_failure = {});
 
 // How long after a manifest save the next may start, given how long that save took: at least a
 // second, and ten times the save, so that rewriting a large manifest (a million frames: ~110 MB)
@@ -96,26 +140,30 @@ class ResumeLog {
   // flag per frame. Throws OutputError when the manifest cannot be written.
   std::vector<bool> plan(const std::vector<FrameEntry>& frames);
 
-  // Records a frame whose outputs are all written; rewrites the manifest when the last write is
-  // manifest_save_interval old (a second, or ten times the last save). When that write fails (disk
-  // full, folder removed or read-only) it logs a warning and keeps the record for the next try;
-  // flush() reports the failure.
-  void finished(const FrameEntry& f, std::vector<OutputFile> files);
+  // Records a frame whose outputs are all written, with what they kept (and drops the frame's failure
+  // record, if any); rewrites the manifest when the last write is manifest_save_interval old (a
+  // second, or ten times the last save). When that write fails (disk full, folder removed or
+  // read-only) it logs a warning and keeps the record for the next try; flush() reports the failure.
+  void finished(const FrameEntry& f, std::vector<OutputFile> files, const std::optional<FrameStats>& stats);
+  // Records a frame that failed (replacing its earlier failure), saved as finished() saves.
+  void failed(const FrameEntry& f, Failure failure, const std::string& message);
 
   // Writes the manifest now when it changed since the last write. Throws OutputError.
   void flush();
 
  private:
   void save();
+  void maybe_save();
 
   const Config* c_;
   std::filesystem::path path_;
-  Manifest manifest_;  // as read; after plan(), only its settings
+  Manifest manifest_;  // as read; after plan(), only its head
   // The frames to record, each already as its manifest line: a save joins them into text_, whose
   // capacity is kept from save to save. Rebuilding the whole manifest's JSON every second made a
   // new multi-megabyte string each time, on whichever thread committed, and glibc kept a copy's
   // worth in each thread's arena: on 16 threads RSS grew 4 KB per frame (a 40,000-frame soak).
   std::map<std::string, std::string> lines_;
+  std::map<std::string, std::string> failure_lines_;  // the same for the failure records
   std::string head_, text_;
   std::map<std::string, std::string> fingerprints_;  // manifest_key -> inputs, from plan()
   bool dirty_ = false;

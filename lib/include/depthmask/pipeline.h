@@ -87,13 +87,19 @@ class RunObserver {
 // Called after each masking pass of a frame with the output's id (`{id}`, or `{id}_{instance}`).
 using MaskedHook = std::function<void(const FrameSlot& slot, const std::string& output_id)>;
 
+// What process_frame wrote: its files (relative to output.dir) and what they kept, summed over the
+// frame's outputs (one per instance with mask.per_instance); stats are zero without a writer.
+struct FrameOutputs {
+  std::vector<OutputFile> files;
+  FrameStats stats;
+};
+
 // One frame: load, mask, write. The mask is the frame's mask file, or the union of its instance masks
 // (FrameEntry::instances), or, with mask.per_instance, each instance mask in turn over the depth
 // decoded once, written as `{id}_{instance}`. Throws what loading, masking and writing throw; an
 // instance that fails fails the frame.
-std::vector<OutputFile> process_frame(const Config& config, const FrameEntry& frame, FrameSlot& slot,
-                                      const MaskParams& params, const MaskedHook& on_masked = {},
-                                      FrameWriter* writer = nullptr);
+FrameOutputs process_frame(const Config& config, const FrameEntry& frame, FrameSlot& slot, const MaskParams& params,
+                           const MaskedHook& on_masked = {}, FrameWriter* writer = nullptr);
 
 // How many frames run_batch keeps in flight: run.frames_in_flight, or hardware threads + 2 (at most
 // 32); 1 when the backend's memory must not be touched by the CPU while kernels run.

@@ -1,0 +1,45 @@
+// After a run: its record (depthmask-run.json) and the QA report, one self-contained HTML page to look
+// at (docs/REPORT.md): the summary and settings, a contact sheet of thumbnails, the kept fraction per
+// frame, the kept-depth histogram and the failures.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "depthmask/config.h"
+#include "depthmask/pipeline.h"
+
+namespace depthmask {
+
+inline constexpr const char* kRunRecordName = "depthmask-run.json";
+inline constexpr const char* kReportName = "depthmask-report.html";
+
+// The record of the last run over an output folder, for the report (and `status`): the summary
+// (counts, seconds, backend and why, this run's failures) as the C ABI's run summary JSON, the
+// effective configuration as YAML (to_yaml), the depthmask version and the date (UTC, ISO 8601):
+// {"format": "depthmask-run", "version": 1, "depthmask": "<version>", "date": "...",
+//  "summary": {...}, "config": "<YAML>"}.
+// A file of its own, not the manifest's head: the manifest is the resume record, rewritten every
+// second while frames finish and cut down by the next run's plan; this is written once at the end.
+std::string run_record_json(const Config& effective, const RunSummary& summary);
+// Writes run_record_json to <output.dir>/depthmask-run.json atomically. Throws OutputError.
+void write_run_record(const Config& effective, const RunSummary& summary);
+
+struct ReportOptions {
+  std::filesystem::path out;  // empty: <output_dir>/depthmask-report.html
+  size_t thumbnails = 48;     // at most this many frames on the contact sheet (at least 1)
+  int thumbnail_width = 160;  // pixels per panel (colour | mask | masked depth [| reason])
+};
+
+// Writes the QA report of the run whose outputs are in `output_dir`, atomically, and returns its path.
+// Reads the resume manifest (version 2 for kept fractions and the histogram; version 1 shows them as
+// n/a), depthmask-run.json when present, and the frames' files: `{id}.preview.png` where the run wrote
+// previews, else a thumbnail composed from the masked depth output and, through the sidecar
+// `{id}.json`, the colour and mask inputs; `{id}.reason.png` as a fourth, colour-mapped panel. A folder
+// without a manifest (the live runner's) is reported from its sidecars. Throws InputError when the
+// folder holds neither a manifest nor sidecars, or the manifest cannot be read; OutputError when the
+// page cannot be written.
+std::filesystem::path write_report(const std::filesystem::path& output_dir, const ReportOptions& options = {});
+
+}  // namespace depthmask
