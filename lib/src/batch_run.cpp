@@ -334,6 +334,10 @@ class BatchRun {
       return;
     }
     const bool ok = w->finished && !w->failure;
+    if (ok && w->slot.depth_stored_channels() == 3 && !three_channel_logged_) {
+      three_channel_logged_ = true;  // once per run, the first such file in listing order
+      detail::log().info("{}", three_channel_depth_note(f.depth));
+    }
     if (ok) {
       resume_->finished(f, std::move(w->files));
       ++s_.ok;
@@ -397,6 +401,7 @@ class BatchRun {
 
   // As the frames go: take() and commit() are serial, the other stages touch only their Work.
   UnitCheck units_;
+  bool three_channel_logged_ = false;  // commit(): three_channel_depth_note, once
   size_t next_ = 0, done_ = 0;
   std::atomic<size_t> stopping_after_{kNone};
   Clock::time_point start_ = Clock::now();

@@ -113,7 +113,9 @@ void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file
 void FrameSlot::load(const FrameEntry& f, bool want_color) {
   depth_.release();
   mask_.release();
+  depth_channels_ = 0;
   cv::Mat depth = reader_.read(f.depth, ImageRole::Depth, *backend_, depth_buf_);
+  depth_channels_ = reader_.last_stored_channels();
   cv::Mat mask = reader_.read(f.mask, ImageRole::Mask, *backend_, mask_buf_);
   depth_ = depth;
   mask_ = mask;
@@ -143,7 +145,9 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
 void FrameSlot::load_depth(const FrameEntry& f, bool want_color) {
   depth_.release();
   mask_.release();
+  depth_channels_ = 0;
   depth_ = reader_.read(f.depth, ImageRole::Depth, *backend_, depth_buf_);
+  depth_channels_ = reader_.last_stored_channels();
   load_color(f, want_color);
 }
 

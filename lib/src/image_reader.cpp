@@ -2,8 +2,10 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include <cmath>
 #include <exception>
 #include <fstream>
+#include <type_traits>
 
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_rule.h"
@@ -38,6 +40,37 @@ void check_type(int type, ImageRole role, const std::string& file) {
     DM_EXPECT(type == CV_8UC1 || type == CV_16UC1, InputError,
               "mask file '" << file << "' is " << type_name(type) << "; expected single-channel 8- or 16-bit");
   }
+}
+
+// Equal as depth values: NaN (no measurement in float depth) equals NaN.
+template <class T>
+bool same_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a == b || (std::isnan(a) && std::isnan(b));
+  return a == b;
+}
+
+// Three-channel depth (as OpenCV decodes it: B, G, R) into `out`, its one channel, when every pixel's
+// channels are equal; InputError naming the file and the first pixel that differs otherwise.
+template <class T>
+void collapse_equal_channels(const cv::Mat& src, cv::Mat& out, const std::string& file) {
+  for (int y = 0; y < src.rows; ++y) {
+    const T* s = src.ptr<T>(y);
+    T* o = out.ptr<T>(y);
+    for (int x = 0; x < src.cols; ++x, s += 3) {
+      const auto v = [](T t) { return +t; };  // 16-bit values print as numbers
+      DM_EXPECT(same_value(s[0], s[1]) && same_value(s[0], s[2]), InputError,
+                "depth file '" << file << "' is " << type_name(src.type()) << " whose channels differ at pixel (x " << x
+                               << ", y " << y << "): R " << v(s[2]) << ", G " << v(s[1]) << ", B " << v(s[0])
+                               << "; expected single-channel 16-bit (raw units) or 32-bit float (metres) depth, or "
+                                  "three equal channels (read as the one)");
+      o[x] = s[0];
+    }
+  }
+}
+
+// 16-bit or float depth stored in three channels: read as its one channel (when they are equal).
+bool collapsible_depth(const cv::Mat& m, ImageRole role) {
+  return role == ImageRole::Depth && m.channels() == 3 && (m.depth() == CV_16U || m.depth() == CV_32F);
 }
 
 template <class MaskT>
@@ -125,17 +158,23 @@ class MatTarget final : public ImageReader::Target {
 // so the decoder writes straight into pinned/mapped memory. Decoding into an *empty* Mat matters: when
 // OpenCV finds no decoder or fails on a corrupt file it leaves the Mat empty, so stale pixels can never
 // pass as a new frame. Anything but a 2-D single image goes to OpenCV's own allocator (the caller then
-// copies once).
+// copies once). A 3-channel image goes to `channels` when given (the reader's reused scratch for depth
+// stored in three channels: the target only ever holds the one channel it becomes).
 class TargetMatAllocator final : public cv::MatAllocator {
  public:
-  explicit TargetMatAllocator(ImageReader::Target& t) : target_(t) {}
+  explicit TargetMatAllocator(ImageReader::Target& t, cv::Mat* channels = nullptr) : target_(t), channels_(channels) {}
   cv::UMatData* allocate(int dims, const int* sizes, int type, void* data0, size_t* step, cv::AccessFlag flags,
                          cv::UMatUsageFlags usage) const override {
     if (data0 != nullptr || dims != 2 || used_)
       return cv::Mat::getDefaultAllocator()->allocate(dims, sizes, type, data0, step, flags, usage);
     used_ = true;
     try {
-      held_ = target_.reserve(sizes[0], sizes[1], type);
+      if (channels_ != nullptr && CV_MAT_CN(type) == 3) {
+        channels_->create(sizes[0], sizes[1], type);
+        held_ = *channels_;
+      } else {
+        held_ = target_.reserve(sizes[0], sizes[1], type);
+      }
     } catch (...) {
       // An exception inside a decoder may be swallowed (OpenCV's decoders catch and return an empty
       // image; 4.6 allocates before its try block, not every version does): keep the target's error
@@ -162,6 +201,7 @@ class TargetMatAllocator final : public cv::MatAllocator {
 
  private:
   ImageReader::Target& target_;
+  cv::Mat* channels_;
   mutable cv::Mat held_;  // keeps a MatTarget's memory alive while OpenCV writes into it
   mutable bool used_ = false;
   mutable std::exception_ptr failure_;
@@ -175,6 +215,7 @@ ImageReader::~ImageReader() = default;
 
 cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target) {
   const char* what = to_string(role);
+  last_stored_channels_ = 0;
   read_image_file(file, what, bytes_, limits_);
   const uint8_t* data = bytes_.data();
   const size_t size = bytes_.size();
@@ -187,6 +228,7 @@ cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target
       if (png_->decode(data, size, *info, out.data, out.step[0])) {
         target.written();
         last_decoder_ = Decoder::FastPng;
+        last_stored_channels_ = 1;
         return out;
       }
       // Not accepted after all (the zlib stream): libpng decides, below.
@@ -200,12 +242,13 @@ cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target
         detail::decode_palette_png(data, size, *png, file.string(), out.data, out.step[0]);
         target.written();
         last_decoder_ = Decoder::PalettePng;
+        last_stored_channels_ = 1;
         return out;
       }
     }
   }
   detail::enable_exr_codec_for(data, size);  // float depth in metres
-  TargetMatAllocator alloc(target);
+  TargetMatAllocator alloc(target, role == ImageRole::Depth ? &channels_ : nullptr);
   cv::Mat dst;
   dst.allocator = &alloc;
   try {
@@ -223,6 +266,17 @@ cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target
   DM_EXPECT(dst.total() <= limits_.max_image_pixels, InputError,
             what << " file '" << file.string() << "' is " << dst.cols << "x" << dst.rows << " pixels; expected at most "
                  << limits_.max_image_pixels << " pixels (input.max_image_pixels)");
+  if (collapsible_depth(dst, role)) {
+    cv::Mat out = target.reserve(dst.rows, dst.cols, CV_MAKETYPE(dst.depth(), 1));
+    if (dst.depth() == CV_16U)
+      collapse_equal_channels<uint16_t>(dst, out, file.string());
+    else
+      collapse_equal_channels<float>(dst, out, file.string());
+    target.written();
+    last_decoder_ = Decoder::OpenCV;
+    last_stored_channels_ = 3;
+    return out;
+  }
   check_type(dst.type(), role, file.string());
   cv::Mat out = alloc.held();  // the target's memory, without the allocator about to go out of scope
   if (out.empty() || dst.data != out.data || dst.size() != out.size() || dst.type() != out.type() ||
@@ -233,6 +287,7 @@ cv::Mat ImageReader::decode(const fs::path& file, ImageRole role, Target& target
   }
   target.written();
   last_decoder_ = Decoder::OpenCV;
+  last_stored_channels_ = out.channels();
   return out;
 }
 
@@ -298,6 +353,12 @@ void read_image_file(const fs::path& file, const std::string& what, std::vector<
   DM_EXPECT(in.read(reinterpret_cast<char*>(bytes.data()), n), InputError,
             what << " file '" << file.string() << "' could not be read completely");
   detail::check_image_size(bytes.data(), bytes.size(), limits.max_image_pixels, what, file.string());
+}
+
+std::string three_channel_depth_note(const fs::path& file) {
+  return "depth file '" + file.string() +
+         "' stores depth in three equal channels: read as its one channel, as every such depth file of this run "
+         "(logged once)";
 }
 
 void check_depth_type(const cv::Mat& m, const std::string& file) { check_type(m.type(), ImageRole::Depth, file); }

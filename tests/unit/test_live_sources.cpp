@@ -102,7 +102,7 @@ TEST(SourceUri, ErrorsNameTheUriAndTheProblem) {
     EXPECT_TRUE(Contains(config_error(std::string("synthetic://?size=") + size), std::string("size '") + size + "'"));
   EXPECT_TRUE(Contains(config_error("synthetic://?frames=0"), "frames '0'"));
   EXPECT_TRUE(Contains(config_error("synthetic://?frames=2.5"), "frames '2.5'"));
-  EXPECT_TRUE(Contains(config_error("replay://d?loop=yes"), "loop 'yes' is not 0 or 1"));
+  EXPECT_TRUE(Contains(config_error("replay://d?loop=maybe"), "loop 'maybe' is not a boolean"));
 }
 
 TEST(SyntheticSource, DeliversTheRenderedSequence) {

@@ -80,6 +80,9 @@ class FrameSlot {
   void set_limits(const InputLimits& limits) { reader_.set_limits(limits); }
   // Which decoder read the slot's last image (for tests and the bench).
   Decoder last_decoder() const { return reader_.last_decoder(); }
+  // The channels of the loaded depth file as stored (ImageReader::last_stored_channels): 3 when it was
+  // read as its one channel out of three equal ones, for the run's once-per-run log line.
+  int depth_stored_channels() const { return depth_channels_; }
 
   // Registers depth onto the mask's grid before masking, per frame, by the rule of
   // plan_registration() (registration.h): `mode` as configured, `geometry` when the input's depth
@@ -127,6 +130,7 @@ class FrameSlot {
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
   cv::Mat color_decoded_;               // reused: the colour image as decoded
   ImageReader reader_;                  // the file buffer and the PNG reader's scratch, reused
+  int depth_channels_ = 0;              // depth_stored_channels()
   RegistrationMode registration_ = RegistrationMode::None;
   std::optional<CameraGeometry> geometry_;
   Buffer registered_buf_;  // registered depth, float metres on the mask grid; grows only

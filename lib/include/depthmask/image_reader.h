@@ -6,6 +6,11 @@
 // the pixel type for the image's role. Errors are InputError naming the role, the file and what was
 // expected.
 //
+// Depth stored as three identical channels (a depth EXR or a 16-bit PNG written as RGB, as some capture
+// tools and datasets do) is read as its one channel; three channels that differ anywhere are an
+// InputError naming the file and the first pixel that differs. last_stored_channels() tells the caller
+// (the run's once-per-run log line, the doctor).
+//
 // Decoders: 8- and 16-bit greyscale PNGs (every depth and mask PNG seen so far) take a reader of our
 // own on libdeflate (detail/png_codec.h) when it accepts the file; everything it does not fully accept
 // goes to OpenCV (libpng for PNG), so the pixels are libpng's by construction. Indexed-colour masks go
@@ -79,6 +84,10 @@ class ImageReader {
 
   // The decoder of the last successful read (Decoder::None before the first).
   Decoder last_decoder() const { return last_decoder_; }
+  // The channels of the last successfully read file as stored: 1 for single-channel depth and masks,
+  // 3 for a depth file read as its one channel out of three equal ones (and for colour images); 0
+  // before the first read and after a failed one.
+  int last_stored_channels() const { return last_stored_channels_; }
 
   // Where a decoded image goes: memory of the given shape and type, continuous (defined in the .cpp).
   class Target;
@@ -90,7 +99,9 @@ class ImageReader {
   InputLimits limits_;
   std::vector<uint8_t> bytes_;  // the file being decoded; only grows
   cv::Mat instance_;            // read_instance_union: one instance mask, reused
+  cv::Mat channels_;            // 3-channel depth as decoded, before it becomes one channel; reused
   Decoder last_decoder_ = Decoder::None;
+  int last_stored_channels_ = 0;
   std::unique_ptr<detail::PngFastReader> png_;  // the fast PNG reader and its scratch
 };
 
@@ -99,6 +110,10 @@ class ImageReader {
 // "<what> file '<file>' ..." naming what is wrong.
 void read_image_file(const std::filesystem::path& file, const std::string& what, std::vector<uint8_t>& bytes,
                      const InputLimits& limits);
+
+// The once-per-run log line (run, live's replay://) for the first depth file that was read as its one
+// channel out of three equal ones (ImageReader::last_stored_channels() == 3).
+std::string three_channel_depth_note(const std::filesystem::path& file);
 
 // Checks an image's pixel type for its role; throws InputError naming the file and the expected types.
 void check_depth_type(const cv::Mat& m, const std::string& file);

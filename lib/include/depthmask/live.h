@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -41,6 +42,9 @@ struct CapturedFrame {
   // The mask holds mask-test results already (255 = passes, 0 = fails): replay's union of a frame's
   // instance masks. The runner masks it with union_mask_params, not the configured test.
   bool mask_tests = false;
+  // replay://: the depth file when it stored depth in three equal channels, read as the one
+  // (ImageReader::last_stored_channels); empty otherwise. The runner logs the first once per run.
+  std::filesystem::path three_channel_depth;
 };
 
 class LiveSource {

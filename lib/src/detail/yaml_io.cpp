@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "depthmask/errors.h"
+#include "detail/boolean_words.h"
 
 namespace fs = std::filesystem;
 
@@ -82,12 +83,16 @@ int64_t YamlReader::integer(const std::string& key, const YAML::Node& n, int64_t
   return v;
 }
 
+std::optional<bool> parse_boolean_word(std::string_view s) {
+  const std::string w = YamlReader::lower(std::string(s));
+  if (w == "true" || w == "yes" || w == "on") return true;
+  if (w == "false" || w == "no" || w == "off") return false;
+  return std::nullopt;
+}
+
 bool YamlReader::boolean(const std::string& key, const YAML::Node& n) const {
-  if (n.IsScalar()) {
-    const std::string s = lower(n.Scalar());
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
-  }
+  if (n.IsScalar())
+    if (const std::optional<bool> b = parse_boolean_word(n.Scalar())) return *b;
   fail(key, n, "expected true or false, got " + scalar_text(n));
 }
 

@@ -59,7 +59,8 @@ int ahead_slots() { return decode_concurrency() + 2; }
 // One frame's decoded images and the reused memory they are decoded from.
 struct Decoded {
   cv::Mat depth, mask, color;
-  bool mask_tests = false;  // mask holds the union of instance mask tests (CapturedFrame::mask_tests)
+  bool mask_tests = false;           // mask holds the union of instance mask tests (CapturedFrame::mask_tests)
+  bool three_channel_depth = false;  // the depth file stored three equal channels (read as the one)
   // The batch loader's reader (image_reader.h): its bounds, decoders, palettes and instance unions.
   std::unique_ptr<ImageReader> reader = std::make_unique<ImageReader>();
   std::exception_ptr error;  // what decoding threw; read() rethrows it in its turn
@@ -74,6 +75,7 @@ void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits
   r.set_limits(limits);
   try {
     r.read(f.depth, ImageRole::Depth, d.depth);
+    d.three_channel_depth = r.last_stored_channels() == 3;
     d.mask_tests = !f.instances.empty();
     if (d.mask_tests) {
       r.read_instance_union(f.instances, params, d.mask);
@@ -256,6 +258,7 @@ class ReplaySource final : public LiveSource {
     frame.mask = d.mask;
     frame.color = d.color;
     frame.mask_tests = d.mask_tests;
+    frame.three_channel_depth = d.three_channel_depth ? f.depth : fs::path();
     frame.sequence = sequence_++;
     frame.id = f.id;
     if (!unpaired_before_.empty()) unpaired_ += unpaired_before_[pos];

@@ -339,6 +339,10 @@ class Runner {
         break;
       }
       if (frame.captured == Clock::time_point{}) frame.captured = Clock::now();
+      if (!frame.three_channel_depth.empty() && !three_channel_logged_) {
+        three_channel_logged_ = true;  // once per run
+        detail::log().info("live: {}", three_channel_depth_note(frame.three_channel_depth));
+      }
       check_static_size(frame);  // a mismatch stops the run: every frame of a fixed camera would fail
       check_color(frame);        // likewise: a source without (registered) colour never has it
       Item* it = take_slot();
@@ -539,11 +543,12 @@ class Runner {
   const LiveLimits limits_;
   const std::atomic<bool>* stop_;
   LiveObserver* observer_;
-  const MaskParams params_;        // the configured rule, with live.mask.depth_band
-  const MaskParams tests_params_;  // the same for a mask of test results (Item::tests)
-  cv::Mat static_mask_;            // live.mask.static as 255/0, or empty
-  cv::Mat keep_all_;               // all 255, for frames the depth band alone decides (capture thread)
-  uint64_t unpaired_seen_ = 0;     // source_.unpaired() as last counted (capture thread)
+  const MaskParams params_;            // the configured rule, with live.mask.depth_band
+  const MaskParams tests_params_;      // the same for a mask of test results (Item::tests)
+  cv::Mat static_mask_;                // live.mask.static as 255/0, or empty
+  cv::Mat keep_all_;                   // all 255, for frames the depth band alone decides (capture thread)
+  uint64_t unpaired_seen_ = 0;         // source_.unpaired() as last counted (capture thread)
+  bool three_channel_logged_ = false;  // three_channel_depth_note logged this run (capture thread)
 
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;

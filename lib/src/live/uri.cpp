@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "depthmask/errors.h"
+#include "detail/boolean_words.h"
 
 namespace depthmask {
 namespace live_detail {
@@ -68,6 +69,14 @@ bool parse_size(const std::string& s, Size2& out) {
   return true;
 }
 
+// A boolean option (loop, color): the configuration's words (detail::parse_boolean_word) and 1/0.
+bool parse_flag(const std::string& uri, const std::string& key, const std::string& value) {
+  if (value == "1") return true;
+  if (value == "0") return false;
+  if (const std::optional<bool> b = detail::parse_boolean_word(value)) return *b;
+  fail(uri, key + " '" + value + "' is not a boolean; expected " + detail::kBooleanWords + ", or 1/0");
+}
+
 const std::string* find(const SourceUri& uri, const std::string& key) {
   const auto it = uri.query.find(key);
   return it == uri.query.end() ? nullptr : &it->second;
@@ -86,7 +95,7 @@ void check_value(const std::string& uri, const std::string& key, const std::stri
     long long n = 0;
     if (!parse_int(value, n) || n < 1) fail(uri, "frames '" + value + "' is not a whole number >= 1");
   } else if (key == "loop" || key == "color") {
-    if (value != "0" && value != "1") fail(uri, key + " '" + value + "' is not 0 or 1");
+    parse_flag(uri, key, value);
   }
 }
 
@@ -125,8 +134,7 @@ std::optional<long long> query_count(const SourceUri& uri, const std::string& ke
 bool query_flag(const SourceUri& uri, const std::string& key, bool fallback) {
   const std::string* v = find(uri, key);
   if (!v) return fallback;
-  if (*v != "0" && *v != "1") fail(uri.text, key + " '" + *v + "' is not 0 or 1");
-  return *v == "1";
+  return parse_flag(uri.text, key, *v);
 }
 
 }  // namespace live_detail
