@@ -123,6 +123,7 @@ struct Tally {
     if (ids.size() < 3) ids.push_back(id);
   }
   std::string common() const {
+    if (counts.empty()) return "unknown";
     std::string best;
     size_t n = 0;
     for (const auto& [v, c] : counts)
@@ -132,6 +133,7 @@ struct Tally {
   bool uniform() const { return counts.size() <= 1; }
   // "640x480 (98 frames); 320x240 (2 frames: 000007, 000012)".
   std::string describe() const {
+    if (counts.empty()) return "unknown (no header could be read)";
     std::string s;
     const std::string main = common();
     for (const auto& [v, c] : counts) {
@@ -151,7 +153,7 @@ struct Tally {
 
 // What the decoded sample showed: gathered by the masked-frame hook, judged by the checks.
 struct SampleStats {
-  Tally depth_types, mask_types, out_sizes;
+  Tally depth_types, mask_types;
   std::vector<std::pair<std::string, std::string>> failures;  // frame id, message
   std::vector<float> valid_depth_m;                           // a subsample of every frame's valid depth
   size_t valid_pixels = 0, valid_in_range = 0, depth_pixels = 0;
@@ -160,6 +162,8 @@ struct SampleStats {
   std::vector<uint64_t> mask_hist;  // 65536 bins when any mask was seen
   size_t mask_frames = 0, mask_pixels = 0, mask_pass = 0, frames_mask_all = 0;
   size_t passes = 0, passes_keeping_nothing = 0, kept = 0, out_pixels = 0;
+  size_t three_channel = 0;  // depth files stored as 3 equal channels (FrameSlot::depth_stored_channels)
+  std::string three_channel_example;
   cv::Size first_grid;  // the first masked output's size (the grid intrinsics apply to)
   std::string first_grid_id;
 };
@@ -245,6 +249,7 @@ class Doctor {
       sizes();
       decode_sample();
       types();
+      three_channel();
       decoded();
       units();
       intrinsics();
@@ -505,6 +510,7 @@ class Doctor {
                bool union_of_instances) {
     const cv::Mat& d = slot.depth();
     s_.depth_types.add(type_text(d.type()), id);
+    if (slot.depth_stored_channels() == 3 && s_.three_channel++ == 0) s_.three_channel_example = id;
     s_.mask_types.add(union_of_instances ? "instance union" : type_text(slot.mask().type()), id);
     if (d.type() == CV_16UC1) add_valid_depth<uint16_t>(s_, d, p);
     if (d.type() == CV_32FC1) {
@@ -531,6 +537,20 @@ class Doctor {
         "types: depth " + s_.depth_types.common() + ", mask " + s_.mask_types.common() +
             (uniform ? "" : ", but not every sampled frame has these"),
         "depth: " + s_.depth_types.describe() + "\nmask: " + s_.mask_types.describe());
+  }
+
+  void three_channel() {
+    if (s_.passes == 0) return;
+    if (s_.three_channel == 0) {
+      add("three_channel", DoctorLevel::Ok, "depth is stored single-channel in the sampled frames");
+      return;
+    }
+    add("three_channel", DoctorLevel::Warning,
+        std::to_string(s_.three_channel) + " of " +
+            plural(s_.passes, "sampled depth image is", "sampled depth images are") + " stored with 3 channels",
+        "read as their one channel because all three are equal (e.g. frame " + s_.three_channel_example +
+            "); a file whose channels differ fails to decode",
+        "store depth as a single channel: the run decodes three times the data it uses");
   }
 
   void decoded() {

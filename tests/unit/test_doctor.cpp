@@ -77,7 +77,8 @@ TEST(Doctor, TheCommittedSampleIsGood) {
   EXPECT_EQ(r.layout, "pattern");
   EXPECT_EQ(r.frames, 8u);
   EXPECT_EQ(r.decoded, 8u);
-  for (const char* id : {"layout", "frames", "pairing", "sizes", "types", "decode", "units", "intrinsics", "mask_rule"})
+  for (const char* id :
+       {"layout", "frames", "pairing", "sizes", "types", "three_channel", "decode", "units", "intrinsics", "mask_rule"})
     EXPECT_EQ(level(r, id), DoctorLevel::Ok) << id << "\n" << r.to_text();
   EXPECT_TRUE(Contains(check(r, "sizes")->title, "depth 320x240, mask 320x240"));
   EXPECT_TRUE(Contains(check(r, "types")->title, "depth 16-bit, mask 8-bit"));
@@ -319,6 +320,29 @@ TEST(Doctor, AFrameThatDoesNotDecodeIsAnError) {
   EXPECT_TRUE(Contains(check(r, "decode")->title, "1 of 3 sampled frames do not decode or pair"));
   EXPECT_TRUE(Contains(check(r, "decode")->detail, "frame 000001: "));
   EXPECT_EQ(r.decoded, 2u);
+}
+
+TEST(Doctor, ThreeChannelDepthIsAWarningAndDifferingChannelsAnError) {
+  TempDir tmp;
+  write_pattern(tmp.path(), 3);
+  cv::Mat rgb;
+  const cv::Mat d = dmfix::depth16(1);
+  cv::merge(std::vector<cv::Mat>{d, d, d}, rgb);
+  dmfix::write_png(tmp / "depth" / "000001.png", rgb);
+  const dm::DoctorReport r = doctor(tmp.path());
+  EXPECT_EQ(level(r, "three_channel"), DoctorLevel::Warning) << r.to_text();
+  EXPECT_TRUE(Contains(check(r, "three_channel")->title, "1 of 3 sampled depth images are stored with 3 channels"));
+  EXPECT_TRUE(Contains(check(r, "three_channel")->detail, "frame 000001"));
+  EXPECT_EQ(level(r, "decode"), DoctorLevel::Ok);
+  EXPECT_EQ(r.exit_code(false), 0);
+  EXPECT_EQ(r.exit_code(true), 1);
+
+  rgb.at<cv::Vec3w>(2, 3)[1] += 1;  // one pixel's channels differ
+  dmfix::write_png(tmp / "depth" / "000001.png", rgb);
+  const dm::DoctorReport bad = doctor(tmp.path());
+  EXPECT_EQ(level(bad, "decode"), DoctorLevel::Error) << bad.to_text();
+  EXPECT_TRUE(Contains(check(bad, "decode")->detail, "frame 000001: ")) << bad.to_text();
+  EXPECT_EQ(bad.exit_code(false), 1);
 }
 
 TEST(Doctor, ConfigurationErrorsThrowAsInRun) {
