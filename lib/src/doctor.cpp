@@ -21,6 +21,7 @@
 #include "depthmask/platform.h"
 #include "depthmask/registration.h"
 #include "depthmask/unit_check.h"
+#include "detail/dataset_patterns.h"
 #include "detail/image_header.h"
 #include "layouts/readers.h"
 
@@ -313,8 +314,8 @@ class Doctor {
     return r_.frames > 0;
   }
 
-  // Depth without mask (every frame's mask is stat'ed), mask without depth (the listing driven by the
-  // mask pattern instead), TUM depth images without an rgb image within input.max_time_diff.
+  // Depth without mask (every frame's mask is stat'ed), mask without depth (the mask pattern's matches
+  // whose id is no frame's), TUM depth images without an rgb image within input.max_time_diff.
   void pairing() {
     const auto& frames = in_.listing.frames;
     std::vector<std::string> lacking;
@@ -354,25 +355,15 @@ class Doctor {
         ic.mask.find("{id}") == std::string::npos)
       return 0;
     // The listing counts every file of the mask folder that no frame uses: none, no orphan mask (and
-    // no second listing, which costs as much as the first).
+    // no second pass over the folder).
     if (in_.listing.unmatched_files == 0) return 0;
-    InputConfig by_mask = ic;
-    by_mask.depth = ic.mask;
-    by_mask.mask = ic.depth;
-    by_mask.color.clear();
-    DatasetListing masks;
-    try {
-      masks = list_frames(by_mask);
-    } catch (const InputError&) {
-      return 0;  // no mask at all: every frame lacks its mask, counted above
-    }
     std::unordered_set<std::string> ids;
     for (const FrameEntry& f : in_.listing.frames) ids.insert(f.id);
     size_t n = 0;
     std::string ex;
-    for (const FrameEntry& m : masks.frames) {
-      if (ids.count(m.id)) continue;
-      if (++n <= 3) ex += (ex.empty() ? "" : ", ") + m.depth.filename().string();
+    for (const auto& [id, file] : detail::pattern_matches(ic.root, ic.mask)) {
+      if (ids.count(id)) continue;
+      if (++n <= 3) ex += (ex.empty() ? "" : ", ") + file.filename().string();
     }
     if (n)
       detail +=
