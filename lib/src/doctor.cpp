@@ -302,11 +302,9 @@ class Doctor {
     suggest("input.root", yaml_quote((ec ? given_.input.root : root).generic_string()));
     suggest("input.layout", r_.layout);
     if (in_.depth_from_depth_camera) geometry_ = in_.geometry;
-    try {
-      check_registration(cfg().registration.mode, geometry_);
-    } catch (const ConfigError& e) {
-      registration_error_ = e.what();
-    }
+    // A registration.mode the input cannot serve (reproject without a camera geometry) is a
+    // configuration error, exit 2, as in `run`.
+    check_registration(cfg().registration.mode, geometry_);
     if (r_.frames == 0)
       add("frames", DoctorLevel::Error, "no frames listed");
     else
@@ -410,7 +408,7 @@ class Doctor {
     const std::vector<size_t> idx = evenly_spaced(frames.size(), o_.headers);
     Tally depth, mask, color;
     size_t unknown = 0, unreconciled = 0, registered = 0, color_differs = 0;
-    std::string unreconciled_ex, plan_reason;
+    std::string unreconciled_ex, unreconciled_reason, registered_reason;
     for (size_t i : idx) {
       const FrameEntry& f = frames[i];
       const auto d = header_size(f.depth);
@@ -427,16 +425,15 @@ class Doctor {
         ++unknown;
         continue;
       }
-      if (!registration_error_.empty()) continue;
       const RegistrationPlan plan = plan_registration(cfg().registration.mode, geometry_, *d, *m);
       if (plan.mode == RegistrationMode::None && *d != *m) {
         if (++unreconciled <= 3)
           unreconciled_ex += (unreconciled_ex.empty() ? "" : ", ") + f.id + " (depth " +
                              size_text(d->width, d->height) + ", mask " + size_text(m->width, m->height) + ")";
-        if (plan_reason.empty()) plan_reason = plan.reason;
+        if (unreconciled_reason.empty()) unreconciled_reason = plan.reason;
       } else if (plan.mode != RegistrationMode::None) {
         ++registered;
-        if (plan_reason.empty()) plan_reason = plan.reason;
+        if (registered_reason.empty()) registered_reason = plan.reason;
       }
     }
     r_.headers_read = idx.size();
@@ -444,15 +441,10 @@ class Doctor {
     if (!color.counts.empty()) detail += "\ncolor: " + color.describe();
     detail += "\nread from the headers of " + spacing(idx.size(), frames.size());
     if (unknown) detail += "; " + plural(unknown, "frame's", "frames'") + " depth or mask header could not be read";
-    if (!registration_error_.empty()) {
-      add("sizes", DoctorLevel::Error, "registration cannot work with this input", registration_error_,
-          "set registration.mode to auto, none or resample");
-      return;
-    }
     if (unreconciled) {
       add("sizes", DoctorLevel::Error,
           plural(unreconciled, "frame has", "frames have") + " depth and mask sizes that no registration reconciles",
-          detail + "\ne.g. " + unreconciled_ex + (plan_reason.empty() ? "" : ("\n" + plan_reason)),
+          detail + "\ne.g. " + unreconciled_ex + (unreconciled_reason.empty() ? "" : ("\n" + unreconciled_reason)),
           "depth and mask must have the same size, the same aspect ratio (registration.mode: resample) or a camera "
           "geometry (registration.mode: reproject)");
       return;
@@ -460,7 +452,8 @@ class Doctor {
     const bool differ = !depth.uniform() || !mask.uniform() || !color.uniform();
     std::string title = "sizes: depth " + depth.common() + ", mask " + mask.common();
     if (!color.counts.empty()) title += ", color " + color.common();
-    if (registered) detail += "\n" + plural(registered, "frame's", "frames'") + " depth is registered: " + plan_reason;
+    if (registered)
+      detail += "\n" + plural(registered, "frame's", "frames'") + " depth is registered: " + registered_reason;
     if (color_differs)
       detail += "\n" + plural(color_differs, "frame's", "frames'") +
                 " color differs in size from its mask (the preview, PLY colours and live.mask.color_key need the "
@@ -473,7 +466,7 @@ class Doctor {
   void decode_sample() {
     const auto& frames = in_.listing.frames;
     r_.sample = evenly_spaced(frames.size(), o_.sample);
-    if (r_.sample.empty() || !registration_error_.empty()) return;
+    if (r_.sample.empty()) return;
     const std::unique_ptr<MemoryBackend> backend =
         make_backend(BackendChoice{BackendKind::Cpu, 0, "depthmask doctor decodes on the CPU", false}, PlatformInfo{});
     FrameSlot slot(*backend);
@@ -733,7 +726,6 @@ class Doctor {
   DoctorReport r_;
   ResolvedInput in_;
   std::optional<CameraGeometry> geometry_;
-  std::string registration_error_;
   SampleStats s_;
 };
 

@@ -22,13 +22,6 @@ using dmtest::q;
 using dmtest::run_depthmask;
 using dmtest::TempDir;
 
-void write_pattern(const fs::path& root, int n) {
-  for (int i = 0; i < n; ++i) {
-    dmfix::write_png(root / "depth" / (dmfix::six(i) + ".png"), dmfix::depth16(i));
-    dmfix::write_png(root / "mask" / (dmfix::six(i) + ".png"), dmfix::mask8(i));
-  }
-}
-
 // The JSON part of a --json run's output (the library's warnings on stderr come first, if any).
 nlohmann::json json_of(const std::string& out) {
   const size_t at = out.find("{\n");
@@ -47,7 +40,7 @@ TEST(CliDoctor, TheSampleIsGoodAndTheReportReadsTopToBottom) {
 
 TEST(CliDoctor, ErrorsExitOneWarningsOnlyWithStrict) {
   TempDir tmp;
-  write_pattern(tmp.path(), 3);
+  dmfix::write_pattern(tmp.path(), 3);
   dmfix::write_png(tmp / "mask" / "000009.png", dmfix::mask8(9));  // a mask without depth: a warning
   auto r = run_depthmask("doctor --input " + q(tmp.path()));
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -64,7 +57,7 @@ TEST(CliDoctor, ErrorsExitOneWarningsOnlyWithStrict) {
 
 TEST(CliDoctor, UsageAndConfigurationErrorsExitTwo) {
   TempDir tmp;
-  write_pattern(tmp.path(), 1);
+  dmfix::write_pattern(tmp.path(), 1);
   EXPECT_EQ(run_depthmask("doctor --input " + q(tmp.path()) + " --no-such-flag").exit_code, 2);
   EXPECT_EQ(run_depthmask("doctor --input " + q(tmp.path()) + " --sample -3").exit_code, 2);
   const auto bad = run_depthmask("doctor --input " + q(tmp.path()) + " --set depth.scale=abc");
@@ -76,7 +69,7 @@ TEST(CliDoctor, UsageAndConfigurationErrorsExitTwo) {
 
 TEST(CliDoctor, JsonAndSample) {
   TempDir tmp;
-  write_pattern(tmp.path(), 10);
+  dmfix::write_pattern(tmp.path(), 10);
   const auto r = run_depthmask("doctor --json --sample 3 --input " + q(tmp.path()));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = json_of(r.output);
@@ -94,10 +87,7 @@ TEST(CliDoctor, JsonAndSample) {
 TEST(CliDoctor, WriteConfigRoundTrip) {
   TempDir tmp;
   const fs::path data = tmp / "data";
-  for (int i = 0; i < 3; ++i) {
-    dmfix::write_png(data / "depth" / (dmfix::six(i) + ".png"), cv::Mat(dmfix::depth16(i) * 40));  // 0.1 mm
-    dmfix::write_png(data / "mask" / (dmfix::six(i) + ".png"), dmfix::mask8(i));
-  }
+  dmfix::write_pattern(data, 3, dmfix::depth16_tenth_mm);
   const fs::path file = tmp / "suggested.yaml";
   const auto r = run_depthmask("doctor --input " + q(data) + " --set depth.max=100 --write-config " + q(file));
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -125,7 +115,7 @@ TEST(CliDoctor, EveryLayoutsFixture) {
       {"7scenes", [](const fs::path& p) { dmfix::write_seven_scenes(p); }},
       {"ycbineoat", [](const fs::path& p) { dmfix::write_ycbineoat(p); }},
       {"apc", [](const fs::path& p) { dmfix::write_apc(p); }},
-      {"pattern", [](const fs::path& p) { write_pattern(p, 2); }},
+      {"pattern", [](const fs::path& p) { dmfix::write_pattern(p, 2); }},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.layout);

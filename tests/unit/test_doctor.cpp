@@ -27,11 +27,7 @@ using dmtest::Contains;
 using dmtest::TempDir;
 using dmtest::write_text;
 
-dm::Config config_for(const fs::path& root, const std::vector<std::string>& sets = {}) {
-  std::vector<dm::Override> ov{{"input.root", root.string(), "--input", true}};
-  for (const auto& s : sets) ov.push_back(dm::parse_override(s));
-  return dm::load_config(std::nullopt, ov, root);
-}
+using dmfix::config_for;
 
 dm::DoctorReport doctor(const fs::path& root, const std::vector<std::string>& sets = {},
                         const dm::DoctorOptions& o = dm::DoctorOptions{}) {
@@ -54,14 +50,6 @@ std::string suggested(const dm::DoctorReport& r, const std::string& key) {
   for (const auto& [k, v] : r.suggested)
     if (k == key) return v;
   return "";
-}
-
-// A pattern-layout dataset of n frames (depth/{id}.png, mask/{id}.png) of the fixtures' 8x6 images.
-void write_pattern(const fs::path& root, int n) {
-  for (int i = 0; i < n; ++i) {
-    dmfix::write_png(root / "depth" / (dmfix::six(i) + ".png"), dmfix::depth16(i));
-    dmfix::write_png(root / "mask" / (dmfix::six(i) + ".png"), dmfix::mask8(i));
-  }
 }
 
 fs::path apc_scene() { return dmtest::shared_data_dir() / "apc-vision-toolbox" / "scene-0000"; }
@@ -101,7 +89,7 @@ TEST(Doctor, EveryLayoutsFixtureHasNoError) {
       {"7scenes", [](const fs::path& p) { dmfix::write_seven_scenes(p); }, 3},
       {"ycbineoat", [](const fs::path& p) { dmfix::write_ycbineoat(p); }, 3},
       {"apc", [](const fs::path& p) { dmfix::write_apc(p); }, 2},
-      {"pattern", [](const fs::path& p) { write_pattern(p, 3); }, 3},
+      {"pattern", [](const fs::path& p) { dmfix::write_pattern(p, 3); }, 3},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.layout);
@@ -145,7 +133,7 @@ TEST(Doctor, NoFramesIsAnError) {
 
 TEST(Doctor, DepthWithoutMaskIsUnpairedAndFailsItsDecode) {
   TempDir tmp;
-  write_pattern(tmp.path(), 4);
+  dmfix::write_pattern(tmp.path(), 4);
   fs::remove(tmp / "mask" / "000002.png");
   const dm::DoctorReport r = doctor(tmp.path());
   EXPECT_EQ(level(r, "pairing"), DoctorLevel::Warning);
@@ -157,7 +145,7 @@ TEST(Doctor, DepthWithoutMaskIsUnpairedAndFailsItsDecode) {
 
 TEST(Doctor, MaskWithoutDepthIsAWarningOnly) {
   TempDir tmp;
-  write_pattern(tmp.path(), 3);
+  dmfix::write_pattern(tmp.path(), 3);
   dmfix::write_png(tmp / "mask" / "000009.png", dmfix::mask8(9));
   const dm::DoctorReport r = doctor(tmp.path());
   EXPECT_EQ(level(r, "pairing"), DoctorLevel::Warning);
@@ -180,7 +168,7 @@ TEST(Doctor, TumDepthBeyondTheToleranceIsUnpaired) {
 
 TEST(Doctor, StrayFilesAreReportedAsSkipped) {
   TempDir tmp;
-  write_pattern(tmp.path(), 2);
+  dmfix::write_pattern(tmp.path(), 2);
   write_text(tmp / "depth" / "README.txt", "notes\n");
   const dm::DoctorReport r = doctor(tmp.path());
   EXPECT_EQ(level(r, "skipped"), DoctorLevel::Info);
@@ -190,7 +178,7 @@ TEST(Doctor, StrayFilesAreReportedAsSkipped) {
 
 TEST(Doctor, SizesNoRegistrationReconcilesAreAnError) {
   TempDir tmp;
-  write_pattern(tmp.path(), 3);
+  dmfix::write_pattern(tmp.path(), 3);
   dmfix::write_png(tmp / "mask" / "000001.png", cv::Mat(5, 5, CV_8UC1, cv::Scalar(255)));  // another aspect ratio
   const dm::DoctorReport r = doctor(tmp.path());
   EXPECT_EQ(level(r, "sizes"), DoctorLevel::Error) << r.to_text();
@@ -200,7 +188,7 @@ TEST(Doctor, SizesNoRegistrationReconcilesAreAnError) {
 
 TEST(Doctor, SizesThatResampleReconcilesAreNoError) {
   TempDir tmp;
-  write_pattern(tmp.path(), 2);
+  dmfix::write_pattern(tmp.path(), 2);
   cv::Mat big;
   cv::resize(dmfix::mask8(0), big, cv::Size(16, 12), 0, 0, cv::INTER_NEAREST);
   dmfix::write_png(tmp / "mask" / "000000.png", big);
@@ -213,7 +201,7 @@ TEST(Doctor, SizesThatResampleReconcilesAreNoError) {
 
 TEST(Doctor, DepthTypesThatDifferAreAWarning) {
   TempDir tmp;
-  write_pattern(tmp.path(), 2);
+  dmfix::write_pattern(tmp.path(), 2);
   cv::Mat metres;
   dmfix::depth16(1).convertTo(metres, CV_32FC1, 0.001);
   ASSERT_TRUE(cv::imwrite((tmp / "depth" / "000000.tiff").string(), dmfix::depth16(0)));
@@ -225,11 +213,7 @@ TEST(Doctor, DepthTypesThatDifferAreAWarning) {
 
 TEST(Doctor, ImplausibleUnitsSuggestAScale) {
   TempDir tmp;
-  for (int i = 0; i < 2; ++i) {
-    cv::Mat d = dmfix::depth16(i) * 40;  // 20000..: 0.1 mm units read as mm give 20 m and more
-    dmfix::write_png(tmp / "depth" / (dmfix::six(i) + ".png"), d);
-    dmfix::write_png(tmp / "mask" / (dmfix::six(i) + ".png"), dmfix::mask8(i));
-  }
+  dmfix::write_pattern(tmp.path(), 2, dmfix::depth16_tenth_mm);
   const dm::DoctorReport r = doctor(tmp.path(), {"depth.max=100"});
   EXPECT_EQ(level(r, "units"), DoctorLevel::Warning) << r.to_text();
   EXPECT_TRUE(Contains(check(r, "units")->title, "at depth.scale 0.001: implausible"));
@@ -241,7 +225,7 @@ TEST(Doctor, ImplausibleUnitsSuggestAScale) {
 
 TEST(Doctor, IntrinsicsMissingWherePlyNeedsThemIsAnError) {
   TempDir tmp;
-  write_pattern(tmp.path(), 2);
+  dmfix::write_pattern(tmp.path(), 2);
   EXPECT_EQ(level(doctor(tmp.path()), "intrinsics"), DoctorLevel::Info);
   const dm::DoctorReport r = doctor(tmp.path(), {"output.format=[tiff, ply]"});
   EXPECT_EQ(level(r, "intrinsics"), DoctorLevel::Error);
@@ -251,7 +235,7 @@ TEST(Doctor, IntrinsicsMissingWherePlyNeedsThemIsAnError) {
 
 TEST(Doctor, IntrinsicsForAnotherSizeOrImplausibleAreReported) {
   TempDir tmp;
-  write_pattern(tmp.path(), 2);
+  dmfix::write_pattern(tmp.path(), 2);
   const dm::DoctorReport other =
       doctor(tmp.path(), {"input.intrinsics={fx: 5, fy: 5, cx: 4, cy: 3, width: 640, height: 480}"});
   EXPECT_EQ(level(other, "intrinsics"), DoctorLevel::Warning) << other.to_text();
@@ -288,7 +272,7 @@ TEST(Doctor, ARuleThatKeepsNothingIsAnErrorWithAFix) {
   EXPECT_EQ(labels.exit_code(false), 1);
 
   TempDir pat;
-  write_pattern(pat.path(), 3);  // 0/255 masks
+  dmfix::write_pattern(pat.path(), 3);  // 0/255 masks
   const dm::DoctorReport thr = doctor(pat.path(), {"mask.threshold=255"});
   EXPECT_EQ(level(thr, "mask_rule"), DoctorLevel::Error) << thr.to_text();
   EXPECT_TRUE(Contains(check(thr, "mask_rule")->title, "keeps nothing in any of the 3 sampled masks"));
@@ -302,10 +286,8 @@ TEST(Doctor, ARuleThatKeepsNothingIsAnErrorWithAFix) {
 
 TEST(Doctor, ARuleThatKeepsEverythingIsAWarning) {
   TempDir tmp;
-  for (int i = 0; i < 2; ++i) {
-    dmfix::write_png(tmp / "depth" / (dmfix::six(i) + ".png"), dmfix::depth16(i));
-    dmfix::write_png(tmp / "mask" / (dmfix::six(i) + ".png"), cv::Mat(dmfix::kH, dmfix::kW, CV_8UC1, cv::Scalar(255)));
-  }
+  dmfix::write_pattern(tmp.path(), 2, dmfix::depth16,
+                       [](int) { return cv::Mat(dmfix::kH, dmfix::kW, CV_8UC1, cv::Scalar(255)); });
   const dm::DoctorReport r = doctor(tmp.path());
   EXPECT_EQ(level(r, "mask_rule"), DoctorLevel::Warning) << r.to_text();
   EXPECT_TRUE(Contains(check(r, "mask_rule")->title, "keeps every pixel"));
@@ -313,7 +295,7 @@ TEST(Doctor, ARuleThatKeepsEverythingIsAWarning) {
 
 TEST(Doctor, AFrameThatDoesNotDecodeIsAnError) {
   TempDir tmp;
-  write_pattern(tmp.path(), 3);
+  dmfix::write_pattern(tmp.path(), 3);
   write_text(tmp / "depth" / "000001.png", "not a png");
   const dm::DoctorReport r = doctor(tmp.path());
   EXPECT_EQ(level(r, "decode"), DoctorLevel::Error);
@@ -324,7 +306,7 @@ TEST(Doctor, AFrameThatDoesNotDecodeIsAnError) {
 
 TEST(Doctor, ThreeChannelDepthIsAWarningAndDifferingChannelsAnError) {
   TempDir tmp;
-  write_pattern(tmp.path(), 3);
+  dmfix::write_pattern(tmp.path(), 3);
   cv::Mat rgb;
   const cv::Mat d = dmfix::depth16(1);
   cv::merge(std::vector<cv::Mat>{d, d, d}, rgb);
@@ -347,9 +329,10 @@ TEST(Doctor, ThreeChannelDepthIsAWarningAndDifferingChannelsAnError) {
 
 TEST(Doctor, ConfigurationErrorsThrowAsInRun) {
   TempDir tmp;
-  write_pattern(tmp.path(), 1);
-  // input.object applies to the apc layout only.
+  dmfix::write_pattern(tmp.path(), 1);
+  // input.object applies to the apc layout only; reproject needs a camera geometry (APC raw/).
   EXPECT_THROW(doctor(tmp.path(), {"input.object=duck"}), dm::ConfigError);
+  EXPECT_THROW(doctor(tmp.path(), {"registration.mode=reproject"}), dm::ConfigError);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -357,7 +340,7 @@ TEST(Doctor, ConfigurationErrorsThrowAsInRun) {
 
 TEST(Doctor, DecodesAnEvenlySpacedSampleAndSaysSo) {
   TempDir tmp;
-  write_pattern(tmp.path(), 10);
+  dmfix::write_pattern(tmp.path(), 10);
   dm::DoctorOptions o;
   o.sample = 4;
   o.headers = 5;
@@ -375,7 +358,7 @@ TEST(Doctor, DecodesAnEvenlySpacedSampleAndSaysSo) {
 
 TEST(Doctor, JsonFollowsTheSchema) {
   TempDir tmp;
-  write_pattern(tmp.path(), 3);
+  dmfix::write_pattern(tmp.path(), 3);
   fs::remove(tmp / "mask" / "000002.png");
   const dm::DoctorReport r = doctor(tmp.path());
   const nlohmann::json j = nlohmann::json::parse(r.to_json());
@@ -401,10 +384,7 @@ TEST(Doctor, JsonFollowsTheSchema) {
 
 TEST(Doctor, TheSuggestedConfigurationLoadsAndFixes) {
   TempDir tmp;
-  for (int i = 0; i < 2; ++i) {
-    dmfix::write_png(tmp / "depth" / (dmfix::six(i) + ".png"), cv::Mat(dmfix::depth16(i) * 40));
-    dmfix::write_png(tmp / "mask" / (dmfix::six(i) + ".png"), dmfix::mask8(i));
-  }
+  dmfix::write_pattern(tmp.path(), 2, dmfix::depth16_tenth_mm);
   const dm::DoctorReport r = doctor(tmp.path(), {"mask.threshold=255", "depth.max=100"});
   const std::string yaml = r.suggested_yaml();
   const dm::Config c = dm::load_config_text(yaml, "suggested.yaml", tmp.path(), {{"depth.max", "100"}});
