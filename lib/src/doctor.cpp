@@ -89,7 +89,7 @@ std::string spacing(size_t taken, size_t n) {
 std::optional<cv::Size> header_size(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
-  std::vector<uint8_t> head(64 * 1024);
+  std::vector<uint8_t> head(size_t{64} * 1024);
   in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
   const auto got = static_cast<size_t>(in.gcount());
   const auto s = detail::image_size(head.data(), got);
