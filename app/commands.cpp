@@ -7,6 +7,7 @@
 #include "depthmask/backend.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
+#include "depthmask/doctor.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/layouts.h"
@@ -218,6 +219,24 @@ int cmd_info(const InfoOptions& o) {
     }
   }
   return kOk;
+}
+
+int cmd_doctor(const DoctorCliOptions& o) {
+  std::vector<Override> flags;
+  if (o.input) flags.push_back({"input.root", *o.input, "--input", true});
+  const Config c = effective_config(o.config, o.sets, flags);
+  // The report is the output: the library's own lines (layout notes) only when they are warnings.
+  setup_logging(c.logging.level == "info" ? "warn" : c.logging.level);
+  DoctorOptions d;
+  d.sample = o.sample;
+  const DoctorReport r = diagnose(c, d);
+  std::cout << (o.json ? r.to_json() : r.to_text()) << std::flush;
+  if (o.write_config) {
+    const std::string yaml = r.suggested_yaml();
+    write_file_atomic(fs::path(*o.write_config), yaml.data(), yaml.size(), false);
+    if (!o.json) std::printf("depthmask: wrote the suggested keys to %s\n", o.write_config->c_str());
+  }
+  return r.exit_code(o.strict);
 }
 
 int cmd_synth(const SynthOptions& o) {

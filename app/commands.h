@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +51,18 @@ struct InfoOptions {
   std::vector<std::string> sets;
 };
 int cmd_info(const InfoOptions& o);
+
+struct DoctorCliOptions {
+  std::optional<std::string> config, input, write_config;
+  std::vector<std::string> sets;
+  size_t sample = 64;
+  bool strict = false;
+  bool json = false;
+};
+// Checks a dataset (depthmask/doctor.h) and prints the report (text, or JSON with --json). Exit 0
+// when no check is an error (with --strict: and none a warning), 1 otherwise, 2 for configuration
+// errors.
+int cmd_doctor(const DoctorCliOptions& o);
 
 struct SynthOptions {
   std::string output;

@@ -70,6 +70,19 @@ int cli_main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   info_cmd->add_option("--set", info.sets, "Override a key: key.path=value")->take_all();
 
+  DoctorCliOptions doctor;
+  auto* doctor_cmd = cli.add_subcommand(
+      "doctor", "Check a dataset before a long run: layout, pairing, sizes, units, intrinsics, the mask rule");
+  doctor_cmd->add_option("-c,--config", doctor.config, "YAML configuration file")->check(CLI::ExistingFile);
+  doctor_cmd->add_option("-i,--input", doctor.input, "Input folder (sets input.root)");
+  doctor_cmd->add_option("--set", doctor.sets, "Override a key: key.path=value")->take_all();
+  doctor_cmd->add_option("--sample", doctor.sample, "Frames to decode, evenly spaced")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  doctor_cmd->add_flag("--strict", doctor.strict, "Exit 1 on warnings too");
+  doctor_cmd->add_flag("--json", doctor.json, "Print the report as JSON (schema: docs/DOCTOR.md)");
+  doctor_cmd->add_option("--write-config", doctor.write_config, "Save the suggested keys as a YAML configuration");
+
   SynthOptions synth;
   auto* synth_cmd = cli.add_subcommand("synth", "Write a deterministic synthetic RGB-D dataset");
   synth_cmd->add_option("-o,--output", synth.output, "Output folder")->required();
@@ -123,6 +136,7 @@ int cli_main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run, g_stop);
     if (*live_cmd) return cmd_live(live, g_stop);
     if (*info_cmd) return cmd_info(info);
+    if (*doctor_cmd) return cmd_doctor(doctor);
     if (*synth_cmd) return cmd_synth(synth);
     if (*bench_cmd) return cmd_bench(bench, g_stop);
     if (*report_cmd) return cmd_report(report);

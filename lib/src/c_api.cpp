@@ -6,10 +6,12 @@
 
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "depthmask/doctor.h"
 #include "depthmask/errors.h"
 #include "depthmask/logging.h"
 #include "depthmask/masker.h"
@@ -222,6 +224,26 @@ int dm_masker_run(dm_masker* masker, const char* input, const char* output, cons
 
 void dm_masker_cancel(dm_masker* masker) {
   if (masker) masker->masker.cancel();
+}
+
+int dm_doctor(const char* config_path, const char* config_yaml, const char* input, const char* const* overrides,
+              size_t n_overrides, size_t sample, char** report_json) {
+  return guarded([&] {
+    DM_EXPECT(report_json != nullptr, ConfigError, "dm_doctor: report_json is null");
+    *report_json = nullptr;
+    DM_EXPECT(config_path == nullptr || config_yaml == nullptr, ConfigError,
+              "dm_doctor: give config_path or config_yaml, not both");
+    std::vector<Override> ov;
+    for (const std::string& s : strings(overrides, n_overrides, "dm_doctor")) ov.push_back(parse_override(s));
+    if (input) ov.push_back({"input.root", input, "input", true});
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    const Config c = config_path
+                         ? load_config(std::filesystem::path(config_path), ov)
+                         : load_config_text(config_yaml ? config_yaml : "", "the configuration text", cwd, ov, cwd);
+    DoctorOptions o;
+    o.sample = sample;
+    *report_json = copy_string(diagnose(c, o).to_json());
+  });
 }
 
 void dm_string_free(char* s) { delete[] s; }

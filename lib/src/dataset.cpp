@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "depthmask/errors.h"
+#include "detail/dataset_patterns.h"
 
 namespace fs = std::filesystem;
 
@@ -99,18 +100,27 @@ std::vector<std::string> files_under(const fs::path& dir, size_t depth) {
 
 }  // namespace
 
+namespace detail {
+
+std::vector<std::pair<std::string, fs::path>> pattern_matches(const fs::path& root, const std::string& pattern) {
+  const CompiledPattern p = compile(pattern);
+  const fs::path base = root / p.base;
+  std::vector<std::pair<std::string, fs::path>> found;
+  for (const auto& rel : files_under(base, p.depth)) {
+    std::smatch m;
+    if (std::regex_match(rel, m, p.re)) found.emplace_back(m[1].str(), (base / rel).lexically_normal());
+  }
+  return found;
+}
+
+}  // namespace detail
+
 DatasetListing list_frames(const InputConfig& input, const std::function<bool(const fs::path&)>& is_layout_file) {
   std::error_code ec;
   DM_EXPECT(fs::is_directory(input.root, ec), InputError,
             "input folder '" << input.root.string() << "' does not exist or is not a folder (input.root)");
 
-  const CompiledPattern dp = compile(input.depth);
-  const fs::path depth_base = input.root / dp.base;
-  std::vector<std::pair<std::string, fs::path>> found;  // id, path
-  for (const auto& rel : files_under(depth_base, dp.depth)) {
-    std::smatch m;
-    if (std::regex_match(rel, m, dp.re)) found.emplace_back(m[1].str(), (depth_base / rel).lexically_normal());
-  }
+  std::vector<std::pair<std::string, fs::path>> found = detail::pattern_matches(input.root, input.depth);  // id, path
   DM_EXPECT(!found.empty(), InputError,
             "no input frames: no file under '" << input.root.string() << "' matches the depth pattern '" << input.depth
                                                << "' (input.depth)");

@@ -42,23 +42,43 @@ std::optional<double> median_kept_depth(const cv::Mat& out, float invalid, size_
   return static_cast<double>(*mid);
 }
 
-std::string depth_unit_warning(double median_m, double scale, bool float_depth) {
-  if (!(median_m > 0.0) || !(scale > 0.0) || plausible(median_m)) return {};
-  const double unit = float_depth ? 1.0 : scale;  // metres per stored unit as read now
-  // The suggestion: the preset unit (mm, 0.1 mm) fewest decades from the current one that makes the
-  // median plausible; failing both, the power of ten fewest decades away that does. A median tells
-  // the order of magnitude only, so TUM's 1/5000 (half a decade from either) is never guessed.
-  double best = 0.0, best_m = 0.0;
-  std::string best_name;
+namespace {
+
+// The preset unit (mm, 0.1 mm) fewest decades from the current one that makes the median plausible;
+// failing both, the power of ten fewest decades away that does. A median tells the order of magnitude
+// only, so TUM's 1/5000 (half a decade from either) is never guessed. {0, 0, ""} when none does.
+struct ScaleGuess {
+  double scale = 0.0, median_m = 0.0;
+  std::string name;
+};
+ScaleGuess guess_scale(double median_m, double unit) {
+  ScaleGuess best;
   const auto consider = [&](double cand, const std::string& name) {
     const double m = median_m * cand / unit;
     if (!plausible(m)) return;
-    if (best_m == 0.0 || std::abs(std::log10(cand / unit)) < std::abs(std::log10(best / unit)) - 1e-9)
-      best = cand, best_m = m, best_name = name;
+    if (best.median_m == 0.0 || std::abs(std::log10(cand / unit)) < std::abs(std::log10(best.scale / unit)) - 1e-9)
+      best = {cand, m, name};
   };
   for (const char* name : {"mm", "0.1mm"}) consider(*depth_scale_preset(name), name);
-  if (best_m == 0.0)
+  if (best.median_m == 0.0)
     for (int e = -8; e <= 3; ++e) consider(std::pow(10.0, e), "");
+  return best;
+}
+
+}  // namespace
+
+std::optional<double> suggested_depth_scale(double median_m, double scale, bool float_depth) {
+  if (!(median_m > 0.0) || !(scale > 0.0) || plausible(median_m)) return std::nullopt;
+  const ScaleGuess g = guess_scale(median_m, float_depth ? 1.0 : scale);
+  if (g.median_m == 0.0) return std::nullopt;
+  return g.scale;
+}
+
+std::string depth_unit_warning(double median_m, double scale, bool float_depth) {
+  if (!(median_m > 0.0) || !(scale > 0.0) || plausible(median_m)) return {};
+  const ScaleGuess g = guess_scale(median_m, float_depth ? 1.0 : scale);  // metres per stored unit as read now
+  const double best = g.scale, best_m = g.median_m;
+  const std::string& best_name = g.name;
   const std::string range = "expected " + metres(kPlausibleDepthMinM) + " to " + metres(kPlausibleDepthMaxM) + " m";
   std::string w = "median masked depth " + metres(median_m) + " m";
   if (float_depth) {

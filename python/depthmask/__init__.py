@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import _native
 from ._errors import ConfigError, Error, InputError, InternalError, Interrupted, PlatformError, ResourceError
-from ._masker import Masker, run
+from ._masker import Masker, doctor, run
 
 # The package's own version: the library it loads must be the same release (and its ABI this one's).
 _PACKAGE_VERSION = "0.1.0"
@@ -46,6 +46,7 @@ __all__ = [
     "ResourceError",
     "__version__",
     "cuda_built",
+    "doctor",
     "library_path",
     "run",
     "set_log_level",

@@ -336,3 +336,18 @@ def run(config=None, input=None, output=None, progress=None, overrides=None) -> 
     ``input`` into ``output``; returns the summary."""
     with Masker(config, overrides) as masker:
         return masker.run(input, output, progress)
+
+
+def doctor(config=None, input=None, overrides=None, sample: int = 64) -> dict:
+    """The CLI's ``depthmask doctor`` (docs/DOCTOR.md): checks the dataset at ``input`` (None: the
+    configuration's input.root) under ``config`` and ``overrides``, decoding at most ``sample`` frames.
+    Returns the report (a dict: layout, frames, checks, suggested, exit_code, ...); a configuration
+    error raises ConfigError."""
+    path, text = _config_source(config)
+    inp = None if input is None else os.fsencode(input)
+    arr, count = n.string_array(_overrides(overrides))
+    report = ctypes.c_void_p()
+    status = n.lib.dm_doctor(path, text, inp, arr, count, int(sample), ctypes.byref(report))
+    if status != 0:
+        _raise_last(status)
+    return json.loads(n.take_string(report))

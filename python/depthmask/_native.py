@@ -68,6 +68,7 @@ _SIGNATURES = {
         [c_void_p, c_char_p, c_char_p, _STRINGS, c_size_t, PROGRESS_FN, c_void_p, POINTER(c_void_p)],
     ),
     "dm_masker_cancel": (None, [c_void_p]),
+    "dm_doctor": (c_int, [c_char_p, c_char_p, c_char_p, _STRINGS, c_size_t, c_size_t, POINTER(c_void_p)]),
     "dm_string_free": (None, [c_void_p]),
 }
 

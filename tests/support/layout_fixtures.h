@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "depthmask/config.h"
 #include "test_support.h"
 
 namespace dmfix {
@@ -158,5 +160,25 @@ inline void write_apc(const fs::path& root) {
   dmtest::write_text(root / "masks" / "duck.thresh.txt", "0.30941\n");
   dmtest::write_text(root / "masks" / "book.thresh.txt", "0.5\n");
 }
+
+// The configuration the CLI builds for `--input root --set ...` (so explicit keys are tracked).
+inline depthmask::Config config_for(const fs::path& root, const std::vector<std::string>& sets = {}) {
+  std::vector<depthmask::Override> ov{{"input.root", root.string(), "--input", true}};
+  for (const auto& s : sets) ov.push_back(depthmask::parse_override(s));
+  return depthmask::load_config(std::nullopt, ov, root);
+}
+
+// The pattern layout (depth/{id}.png, mask/{id}.png) with n frames; `depth` and `mask` make frame
+// i's images (the ramps and rectangles above by default).
+inline void write_pattern(const fs::path& root, int n, const std::function<cv::Mat(int)>& depth = depth16,
+                          const std::function<cv::Mat(int)>& mask = mask8) {
+  for (int i = 0; i < n; ++i) {
+    write_png(root / "depth" / (six(i) + ".png"), depth(i));
+    write_png(root / "mask" / (six(i) + ".png"), mask(i));
+  }
+}
+
+// 16-bit depth ten times too large for millimetres (0.1 mm units): 20 m and more at depth.scale mm.
+inline cv::Mat depth16_tenth_mm(int seed) { return depth16(seed) * 40; }
 
 }  // namespace dmfix

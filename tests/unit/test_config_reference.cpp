@@ -153,10 +153,6 @@ std::set<std::string> anchors_of(const std::string& text) {
   return out;
 }
 
-// Pages other branches of this round add (depthmask doctor's page): a link to one is fine before it
-// lands, and checked like any other once it is there. Drop an entry when its branch is merged.
-const std::set<std::string> kFromOtherBranches = {"docs/DOCTOR.md"};
-
 TEST(DocLinks, RelativeLinksLeadToFilesAndHeadings) {
   const fs::path repo = dmtest::source_dir();
   std::vector<fs::path> pages = {repo / "README.md"};
@@ -184,7 +180,6 @@ TEST(DocLinks, RelativeLinksLeadToFilesAndHeadings) {
         const fs::path to = file.empty() ? page : (page.parent_path() / file).lexically_normal();
         const std::string where = fs::relative(page, repo).string() + ":" + std::to_string(i + 1);
         ++checked;
-        if (!fs::exists(to) && kFromOtherBranches.count(fs::relative(to, repo).string())) continue;
         if (!fs::exists(to)) {
           ADD_FAILURE() << where << ": the link (" << target << ") leads to " << fs::relative(to, repo)
                         << ", which does not exist";

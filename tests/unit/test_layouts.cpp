@@ -27,12 +27,7 @@ using dmtest::message_of;
 using dmtest::TempDir;
 using dmtest::write_text;
 
-// The configuration the CLI builds for `--input root --set ...` (so explicit keys are tracked).
-dm::Config config_for(const fs::path& root, const std::vector<std::string>& sets = {}) {
-  std::vector<dm::Override> ov{{"input.root", root.string(), "--input", true}};
-  for (const auto& s : sets) ov.push_back(dm::parse_override(s));
-  return dm::load_config(std::nullopt, ov, root);
-}
+using dmfix::config_for;
 
 dm::ResolvedInput resolve(const fs::path& root, const std::vector<std::string>& sets = {}) {
   return dm::resolve_input(config_for(root, sets));

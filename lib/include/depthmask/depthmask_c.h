@@ -128,6 +128,15 @@ DM_API int dm_masker_run(dm_masker* masker, const char* input, const char* outpu
 /** Cancels the run in progress on this masker (or its next run when none is): frames in flight finish. */
 DM_API void dm_masker_cancel(dm_masker* masker);
 
+/** `depthmask doctor` (depthmask/doctor.h, docs/DOCTOR.md): checks a dataset as the CLI's doctor does.
+ *  The configuration from `config_path` or `config_yaml` (at most one non-NULL), then `overrides`,
+ *  then input.root = `input` (NULL: the configuration's); `sample`: frames to decode (the CLI's
+ *  --sample). *report_json receives the report as JSON (its exit_code / exit_code_strict fields say
+ *  what the CLI would exit with; free it with dm_string_free). Returns DM_OK when the report was
+ *  made, whatever it found; a configuration error's status otherwise. */
+DM_API int dm_doctor(const char* config_path, const char* config_yaml, const char* input, const char* const* overrides,
+                     size_t n_overrides, size_t sample, char** report_json);
+
 /** Frees a string the library returned. */
 DM_API void dm_string_free(char* s);
 

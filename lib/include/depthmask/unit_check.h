@@ -32,4 +32,9 @@ std::optional<double> median_kept_depth(const cv::Mat& out, float invalid, size_
 // warning says which unit the files seem to hold.
 std::string depth_unit_warning(double median_m, double scale, bool float_depth);
 
+// The suggestion of depth_unit_warning as a number: metres per stored unit that bring median_m into
+// range (for 16-bit input, the depth.scale to set). nullopt when the median is plausible or no power
+// of ten makes it so.
+std::optional<double> suggested_depth_scale(double median_m, double scale, bool float_depth);
+
 }  // namespace depthmask
