@@ -43,8 +43,11 @@ def read_config(path):
                     section = doc.setdefault(key, {})
                 elif line.startswith("  ") and not line.startswith("   ") and section is not None:
                     section[key] = value.strip()
-    depth, mask = doc["depth"], doc["mask"]
-    return float(depth["scale"]), float(depth["min"]), float(depth["max"]), int(mask["threshold"])
+    # A generated config names only the keys that differ from depthmask's defaults (depth.scale 0.001,
+    # depth.min 0, depth.max 10, mask.threshold 0): the rest are those.
+    depth, mask = doc.get("depth") or {}, doc.get("mask") or {}
+    return (float(depth.get("scale", 0.001)), float(depth.get("min", 0.0)), float(depth.get("max", 10.0)),
+            int(mask.get("threshold", 0)))
 
 
 def init_worker():

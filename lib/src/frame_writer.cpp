@@ -10,7 +10,9 @@
 
 #include "depthmask/errors.h"
 #include "depthmask/manifest.h"
+#include "depthmask/report.h"
 #include "detail/pass_runner.h"
+#include "detail/png_codec.h"
 
 namespace fs = std::filesystem;
 
@@ -101,10 +103,7 @@ FileBytes encode_reason_output(const EncodeInput& in) {
   const cv::Mat& reason = in.slot.reason();
   DM_EXPECT(!reason.empty() && reason.size() == in.slot.out().size(), std::logic_error,
             "output.format 'reason' without the slot's reason pass (FrameSlot::set_reason)");
-  std::vector<uint8_t> png;
-  DM_EXPECT(cv::imencode(".png", reason, png, {cv::IMWRITE_PNG_COMPRESSION, 1}), OutputError,
-            "OpenCV could not encode the reason image");
-  return FileBytes(std::move(png));
+  return FileBytes(detail::encode_png_grey8(reason.data, reason.rows, reason.cols, reason.step[0]));
 }
 FileBytes encode_ply_output(const EncodeInput& in) {
   const cv::Mat& out = in.slot.out();
@@ -168,8 +167,11 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
   std::vector<std::string> exts;
   for (const OutputFormat fmt : c.output.formats) exts.push_back(format_row(fmt).extension);
   if (c.output.preview) exts.push_back(kPreviewExtension);
-  const fs::path manifest = c.output.dir / kManifestName;
-  refuse(manifest, canon(manifest), "");
+  // The run's own files beside the frames': the manifest, the run record and the QA report.
+  for (const char* name : {kManifestName, kRunRecordName, kReportName}) {
+    const fs::path own = c.output.dir / name;
+    refuse(own, canon(own), "");
+  }
   for (const FrameEntry& f : listing.frames) {
     fs::path stem;
     try {

@@ -410,6 +410,38 @@ constexpr size_t kMaxIdat = kLibpngMaxChunk;
 
 }  // namespace
 
+namespace {
+
+// Deflates scratch.filtered (rows of a filter byte + the row's bytes) and wraps it in IHDR, IDATs and
+// IEND.
+std::vector<uint8_t> finish_grey_png(EncodeScratch& scratch, size_t filtered_size, int rows, int cols,
+                                     uint8_t bit_depth) {
+  const uint8_t* f = scratch.filtered.data();
+  libdeflate_compressor* c = compressor_of(scratch, kEncodeLevel);
+  const size_t bound = libdeflate_zlib_compress_bound(c, filtered_size);
+  if (scratch.deflated.size() < bound) scratch.deflated.resize(bound);
+  const size_t z_size = libdeflate_zlib_compress(c, f, filtered_size, scratch.deflated.data(), bound);
+  DM_EXPECT(z_size > 0, OutputError, "libdeflate could not compress a " << cols << "x" << rows << " PNG");
+
+  const size_t idat_chunks = (z_size + kMaxIdat - 1) / kMaxIdat;
+  std::vector<uint8_t> png;
+  png.reserve(8 + 25 + 12 * idat_chunks + z_size + 12);
+  png.assign(kSignature, kSignature + 8);
+  uint8_t ihdr[13];
+  put_be32(ihdr, static_cast<uint32_t>(cols));
+  put_be32(ihdr + 4, static_cast<uint32_t>(rows));
+  ihdr[8] = bit_depth;
+  ihdr[9] = 0;                         // greyscale
+  ihdr[10] = ihdr[11] = ihdr[12] = 0;  // deflate, adaptive filtering, not interlaced
+  append_chunk(png, "IHDR", ihdr, sizeof ihdr);
+  for (size_t at = 0; at < z_size; at += kMaxIdat)
+    append_chunk(png, "IDAT", scratch.deflated.data() + at, std::min(kMaxIdat, z_size - at));
+  append_chunk(png, "IEND", nullptr, 0);
+  return png;
+}
+
+}  // namespace
+
 std::vector<uint8_t> encode_png_grey16(const uint16_t* px, int rows, int cols, size_t stride_bytes) {
   DM_EXPECT(px != nullptr && rows > 0 && cols > 0, std::invalid_argument,
             "encode_png_grey16: expected a non-empty image, got " << cols << "x" << rows);
@@ -434,27 +466,25 @@ std::vector<uint8_t> encode_png_grey16(const uint16_t* px, int rows, int cols, s
     }
   }
 
-  libdeflate_compressor* c = compressor_of(scratch, kEncodeLevel);
-  const size_t bound = libdeflate_zlib_compress_bound(c, filtered_size);
-  if (scratch.deflated.size() < bound) scratch.deflated.resize(bound);
-  const size_t z_size = libdeflate_zlib_compress(c, f, filtered_size, scratch.deflated.data(), bound);
-  DM_EXPECT(z_size > 0, OutputError, "libdeflate could not compress a " << cols << "x" << rows << " PNG");
+  return finish_grey_png(scratch, filtered_size, rows, cols, 16);
+}
 
-  const size_t idat_chunks = (z_size + kMaxIdat - 1) / kMaxIdat;
-  std::vector<uint8_t> png;
-  png.reserve(8 + 25 + 12 * idat_chunks + z_size + 12);
-  png.assign(kSignature, kSignature + 8);
-  uint8_t ihdr[13];
-  put_be32(ihdr, static_cast<uint32_t>(cols));
-  put_be32(ihdr + 4, static_cast<uint32_t>(rows));
-  ihdr[8] = 16;                        // bit depth
-  ihdr[9] = 0;                         // greyscale
-  ihdr[10] = ihdr[11] = ihdr[12] = 0;  // deflate, adaptive filtering, not interlaced
-  append_chunk(png, "IHDR", ihdr, sizeof ihdr);
-  for (size_t at = 0; at < z_size; at += kMaxIdat)
-    append_chunk(png, "IDAT", scratch.deflated.data() + at, std::min(kMaxIdat, z_size - at));
-  append_chunk(png, "IEND", nullptr, 0);
-  return png;
+std::vector<uint8_t> encode_png_grey8(const uint8_t* px, int rows, int cols, size_t stride_bytes) {
+  DM_EXPECT(px != nullptr && rows > 0 && cols > 0, std::invalid_argument,
+            "encode_png_grey8: expected a non-empty image, got " << cols << "x" << rows);
+  const size_t row_bytes = static_cast<size_t>(cols);
+  DM_EXPECT(stride_bytes >= row_bytes, std::invalid_argument,
+            "encode_png_grey8: a stride of " << stride_bytes << " bytes for rows of " << row_bytes << " bytes");
+  thread_local EncodeScratch scratch;
+  const size_t filtered_size = static_cast<size_t>(rows) * (row_bytes + 1);
+  if (scratch.filtered.size() < filtered_size) scratch.filtered.resize(filtered_size);
+  // Filter None: the planes this writes (the reason codes) are long runs, which deflate takes as they are.
+  for (int y = 0; y < rows; ++y) {
+    uint8_t* row = scratch.filtered.data() + static_cast<size_t>(y) * (row_bytes + 1);
+    row[0] = 0;
+    std::memcpy(row + 1, px + static_cast<size_t>(y) * stride_bytes, row_bytes);
+  }
+  return finish_grey_png(scratch, filtered_size, rows, cols, 8);
 }
 
 }  // namespace depthmask::detail

@@ -291,6 +291,28 @@ TEST(OutputsSpareInputs, AnOutputThatIsAnInputIsRefusedAtTheStart) {
   EXPECT_NO_THROW(dm::check_outputs_spare_inputs(c, listing));
 }
 
+TEST(OutputsSpareInputs, TheRunsOwnFilesSpareInputsToo) {
+  // input.intrinsics named like the run record or the QA report, in the output folder.
+  for (const char* name : {"depthmask-run.json", "depthmask-report.html", "depthmask-manifest.json"}) {
+    SCOPED_TRACE(name);
+    dmtest::TempDir tmp;
+    ASSERT_TRUE(cv::imwrite((tmp / "0.png").string(), dmfix::depth16(0)));
+    dmfix::write_png(tmp / "m" / "0.png", dmfix::mask8(0));
+    dmtest::write_text(tmp / name, "fx: 500\nfy: 500\ncx: 2\ncy: 2\n");
+    dm::Config c;
+    c.input.root = tmp.path();
+    c.input.depth = "{id}.png";
+    c.input.mask = "m/{id}.png";
+    c.input.color.clear();
+    c.input.intrinsics_file = tmp / name;
+    c.output.dir = tmp.path();
+    c.output.formats = {dm::OutputFormat::Npy};
+    const dm::DatasetListing listing = dm::list_frames(c.input);
+    const std::string msg = message_of<dm::ConfigError>([&] { dm::check_outputs_spare_inputs(c, listing); });
+    EXPECT_TRUE(Contains(msg, "would overwrite the input file '" + (tmp / name).string() + "'")) << msg;
+  }
+}
+
 TEST(OutputsSpareInputs, TheRunStopsBeforeWritingAnything) {
   dmtest::TempDir tmp;
   ASSERT_TRUE(cv::imwrite((tmp / "0.tiff").string(), dmfix::depth16(0)));

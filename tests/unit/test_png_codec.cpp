@@ -653,4 +653,27 @@ TEST(PngCodecWrite, RefusesEmptyImagesAndShortStrides) {
   EXPECT_THROW(encode_png_grey16(nullptr, 2, 2, 4), std::invalid_argument);
 }
 
+// 8-bit (the reason output): libpng and OpenCV read back the same bytes, ROIs and incompressible
+// images included.
+TEST(PngCodecWrite, Grey8RoundTripsThroughLibpng) {
+  std::mt19937 rng(5);
+  for (const cv::Size size : {cv::Size(1, 1), cv::Size(13, 1), cv::Size(1, 13), cv::Size(639, 481)}) {
+    for (const bool noisy : {false, true}) {
+      SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + (noisy ? " noisy" : " runs"));
+      cv::Mat big(size.height + 2, size.width + 3, CV_8UC1);
+      for (int y = 0; y < big.rows; ++y)
+        for (int x = 0; x < big.cols; ++x)
+          big.at<uint8_t>(y, x) = static_cast<uint8_t>(noisy ? rng() : (x / 7 + y / 5) % 9);
+      const cv::Mat roi = big(cv::Rect(2, 1, size.width, size.height));
+      const Bytes png = depthmask::detail::encode_png_grey8(roi.data, roi.rows, roi.cols, roi.step[0]);
+      const cv::Mat back = libpng_decode(png);
+      ASSERT_EQ(back.type(), CV_8UC1);
+      EXPECT_EQ(cv::countNonZero(back != roi), 0);
+    }
+  }
+  uint8_t px[4] = {};
+  EXPECT_THROW(depthmask::detail::encode_png_grey8(px, 2, 2, 1), std::invalid_argument);
+  EXPECT_THROW(depthmask::detail::encode_png_grey8(nullptr, 2, 2, 2), std::invalid_argument);
+}
+
 }  // namespace

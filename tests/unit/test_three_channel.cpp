@@ -232,7 +232,9 @@ dm::Config batch_config(const fs::path& root, const fs::path& out, const std::st
 std::map<std::string, std::vector<uint8_t>> outputs(const fs::path& dir) {
   std::map<std::string, std::vector<uint8_t>> m;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().filename() != "depthmask-manifest.json")
+    // The manifest and the run record (its date and times) are the run's bookkeeping, not outputs.
+    if (e.is_regular_file() && e.path().filename() != "depthmask-manifest.json" &&
+        e.path().filename() != "depthmask-run.json")
       m[e.path().filename().string()] = dmtest::read_bytes(e.path());
   return m;
 }

@@ -75,5 +75,8 @@ class PngFastReader {
 // deflated with libdeflate; readable by libpng with identical samples. Throws std::invalid_argument
 // for an empty image or a stride shorter than a row.
 std::vector<uint8_t> encode_png_grey16(const uint16_t* px, int rows, int cols, size_t stride_bytes);
+// An 8-bit greyscale PNG of rows x cols pixels (filter None, libdeflate level 1): the reason output.
+// Throws as encode_png_grey16.
+std::vector<uint8_t> encode_png_grey8(const uint8_t* px, int rows, int cols, size_t stride_bytes);
 
 }  // namespace depthmask::detail
