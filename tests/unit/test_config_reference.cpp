@@ -90,7 +90,17 @@ std::vector<Row> reference_rows(const std::string& text) {
   return rows;
 }
 
+// The pages are the checkout's: a GPU bundle (scripts/make-gpu-bundle.sh) carries the binaries,
+// config/ and data/ only, so there these tests say so and skip.
+#define DM_REQUIRE_CHECKOUT()                                                                               \
+  do {                                                                                                      \
+    if (!fs::exists(dmtest::source_dir() / "CMakeLists.txt") || !fs::exists(dmtest::source_dir() / "docs")) \
+      GTEST_SKIP() << "no checkout at " << dmtest::source_dir()                                             \
+                   << " (no CMakeLists.txt or docs/): the pages are not here";                              \
+  } while (0)
+
 TEST(ConfigReference, EveryKeyOnceWithItsPrintedDefaultAndNoOther) {
+  DM_REQUIRE_CHECKOUT();
   const fs::path page = dmtest::source_dir() / "docs" / "CONFIGURATION.md";
   const std::map<std::string, std::string> defaults = printed_defaults();
   ASSERT_FALSE(defaults.empty());
@@ -154,6 +164,7 @@ std::set<std::string> anchors_of(const std::string& text) {
 }
 
 TEST(DocLinks, RelativeLinksLeadToFilesAndHeadings) {
+  DM_REQUIRE_CHECKOUT();
   const fs::path repo = dmtest::source_dir();
   std::vector<fs::path> pages = {repo / "README.md"};
   for (const fs::path& dir : {repo / "docs", repo / "docs" / "reliability"})
