@@ -1,8 +1,6 @@
 // FrameSlot's `reason` pass (kernels/reason.h): after the masking pass, on the same side and stream,
 // over the planes that pass read, into an 8-bit plane of codes. Apart from frame.cpp so the masking
 // path reads as it did.
-#include <utility>
-
 #include "depthmask/frame.h"
 #include "depthmask/registration.h"
 #include "detail/pass_runner.h"
@@ -11,7 +9,7 @@ namespace depthmask {
 
 void FrameSlot::set_reason(bool on, std::optional<MaskParams> configured) {
   reason_on_ = on;
-  reason_configured_ = std::move(configured);
+  reason_configured_ = configured;
   if (!on) reason_ = cv::Mat();
 }
 

@@ -26,7 +26,7 @@ namespace {
 
 cv::Mat codes_of(dm::FrameSlot& slot, const cv::Mat& depth, const cv::Mat& mask, const dm::MaskParams& p,
                  std::optional<dm::MaskParams> configured = std::nullopt) {
-  slot.set_reason(true, std::move(configured));
+  slot.set_reason(true, configured);
   slot.set(depth, mask);
   slot.run_mask(p);
   EXPECT_TRUE(dmtest::codes_match_output(slot.out(), slot.reason(), p.invalid));
