@@ -24,6 +24,7 @@
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_stats.h"
+#include "depthmask/layouts.h"
 #include "depthmask/manifest.h"
 #include "depthmask/reason.h"
 #include "detail/exr_codec.h"
@@ -172,7 +173,7 @@ cv::Mat read_masked_depth(const fs::path& dir, const std::vector<std::string>& f
 
 // Colour | mask | masked depth, as the run's preview draws them, from the frame's files: the masked
 // depth from an output, colour and mask from the inputs the sidecar names (grey where unknown).
-cv::Mat compose_preview(const fs::path& dir, const ReportFrame& f, const Sidecar* side) {
+cv::Mat compose_preview(const fs::path& dir, const ReportFrame& f, const Sidecar* side, bool* with_inputs) {
   cv::Mat depth = read_masked_depth(dir, f.files);
   if (depth.empty() && side) depth = read_masked_depth(dir, side->outputs);
   if (depth.empty()) return cv::Mat();
@@ -184,6 +185,7 @@ cv::Mat compose_preview(const fs::path& dir, const ReportFrame& f, const Sidecar
   if (side && !side->color.empty()) color = cv::imread(side->color.string(), cv::IMREAD_COLOR);
   if (side && !side->mask.empty()) mask = cv::imread(side->mask.string(), cv::IMREAD_UNCHANGED);
   const bool have_mask = !mask.empty() && mask.size() == d.size() && mask.channels() == 1;
+  *with_inputs = have_mask;
   cv::Mat preview = make_preview(color, have_mask ? mask : cv::Mat(d.size(), CV_8UC1, cv::Scalar(0)), d, 0.0f);
   if (!have_mask) preview(cv::Rect(d.cols, 0, d.cols, d.rows)).setTo(cv::Scalar(96, 96, 96));
   return preview;
@@ -208,8 +210,9 @@ cv::Mat reason_panel(const fs::path& p, cv::Size size) {
 // The thumbnail of one frame as a data: URI (JPEG), empty when nothing of it reads.
 struct Thumbnail {
   std::string uri;
-  bool composed = false;  // not the run's preview
-  bool reason = false;    // has the reason panel
+  bool composed = false;     // not the run's preview
+  bool with_inputs = false;  // composed with the frame's mask (and colour, when it has one)
+  bool reason = false;       // has the reason panel
 };
 
 Thumbnail thumbnail(const fs::path& dir, const ReportFrame& f, const Sidecar* side, int panel_width) {
@@ -223,7 +226,7 @@ Thumbnail thumbnail(const fs::path& dir, const ReportFrame& f, const Sidecar* si
     }
   }
   if (strip.empty()) {
-    strip = compose_preview(dir, f, side);
+    strip = compose_preview(dir, f, side, &t.with_inputs);
     t.composed = !strip.empty();
   }
   if (strip.empty() || strip.cols < 3) return t;
@@ -232,11 +235,19 @@ Thumbnail thumbnail(const fs::path& dir, const ReportFrame& f, const Sidecar* si
   for (const std::string& name : f.files)
     for (const char* ext : {".tiff", ".npy", ".exr", ".mm.png", ".ply", ".json"})
       if (depth_stem.empty() && ends_with(name, ext)) depth_stem = name.substr(0, name.size() - std::strlen(ext));
-  const int w = strip.cols / 3;
-  cv::Mat reason = reason_panel(dir / (depth_stem + ".reason.png"), cv::Size(w, strip.rows));
-  if (!reason.empty()) {
-    cv::hconcat(std::vector<cv::Mat>{strip, reason}, strip);
-    t.reason = true;
+  const fs::path reason_file = dir / (depth_stem + ".reason.png");
+  std::error_code ec;
+  const cv::Mat codes =
+      fs::exists(reason_file, ec) ? cv::imread(reason_file.string(), cv::IMREAD_UNCHANGED) : cv::Mat();
+  if (!t.composed && !codes.empty() && strip.cols == 4 * codes.cols && strip.rows == codes.rows) {
+    t.reason = true;  // the run's preview drew the reason panel already
+  } else {
+    const int w = strip.cols / 3;
+    cv::Mat reason = reason_panel(reason_file, cv::Size(w, strip.rows));
+    if (!reason.empty()) {
+      cv::hconcat(std::vector<cv::Mat>{strip, reason}, strip);
+      t.reason = true;
+    }
   }
   const int panels = t.reason ? 4 : 3;
   const double scale = static_cast<double>(panel_width * panels) / strip.cols;
@@ -445,6 +456,32 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
       frames.push_back(std::move(f));
     }
   }
+  // Without a sidecar, a frame's inputs come from the run's own configuration (the run record's
+  // effective YAML): its listing, keyed as the manifest is (manifest_key). Listed once, when a
+  // thumbnail first needs it.
+  nlohmann::json record;
+  std::map<std::string, Sidecar> listed;
+  bool listed_tried = false;
+  auto list_inputs = [&] {
+    listed_tried = true;
+    if (!record.is_object() || !record.contains("config") || !record["config"].is_string()) return;
+    try {
+      const std::string name = (dir / kRunRecordName).string();
+      // The record spells out every key; read back only those that differ from the defaults, as a
+      // file of the user's would say them, so listing warns about none of them.
+      const Config full = load_config_text(record["config"].get<std::string>(), name, dir, {});
+      const Config c = load_config_text(to_yaml_changed(full), name, dir, {});
+      for (const FrameEntry& e : resolve_input(c).listing.frames) {
+        Sidecar s;
+        s.id = e.id;
+        s.color = e.color;
+        s.mask = !e.mask.empty() ? e.mask : e.instances.empty() ? fs::path() : e.instances.front().second;
+        listed.emplace(manifest_key(e), std::move(s));
+      }
+    } catch (const std::exception& e) {
+      detail::log().info("report: the run's inputs are not readable ({}): thumbnails show no colour or mask", e.what());
+    }
+  };
   auto sidecar_of = [&](const ReportFrame& f) -> const Sidecar* {
     for (const std::string& name : f.files)
       if (ends_with(name, ".json")) {
@@ -453,11 +490,12 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
         if (auto s = read_sidecar(dir / name))
           return &sidecars.emplace(name.substr(0, name.size() - 5), *s).first->second;
       }
-    return nullptr;
+    if (!listed_tried) list_inputs();
+    const auto it = listed.find(f.key);
+    return it == listed.end() ? nullptr : &it->second;
   };
 
   // The run record, when the run wrote one.
-  nlohmann::json record;
   const fs::path record_path = dir / kRunRecordName;
   if (fs::exists(record_path, ec)) {
     try {
@@ -535,7 +573,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
   p << "<h2 id=\"sheet\">Contact sheet</h2>\n<p class=\"shown\">" << grouped(picked.size()) << " of "
     << grouped(frames.size()) << " frames shown: colour | mask | masked depth";
   std::ostringstream sheet;
-  size_t composed = 0, missing = 0;
+  size_t composed = 0, without_inputs = 0, missing = 0;
   bool any_reason = false;
   for (const auto& [i, why] : picked) {
     const ReportFrame& f = frames[i];
@@ -548,6 +586,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
       sheet << "<div class=\"na\">no preview, no readable output</div>";
     } else {
       composed += t.composed ? 1 : 0;
+      without_inputs += t.composed && !t.with_inputs ? 1 : 0;
       any_reason = any_reason || t.reason;
       sheet << "<img src=\"" << t.uri << "\" alt=\"" << html(f.id) << "\">";
     }
@@ -556,6 +595,9 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
   if (any_reason) p << " | reason";
   p << "; lowest and highest kept fractions first, then evenly spaced.";
   if (composed > 0) p << " " << composed << " composed from the outputs (no preview written).";
+  if (without_inputs > 0)
+    p << " " << without_inputs
+      << " without their input files (no sidecar, the run's inputs not readable): grey colour and mask.";
   if (missing > 0) p << " " << missing << " without any readable image.";
   p << "</p>\n";
   if (any_reason) {

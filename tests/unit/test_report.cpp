@@ -373,6 +373,51 @@ TEST_F(SampleRun, WithoutPreviewsTheReportComposesThumbnailsFromTheOutputs) {
   EXPECT_TRUE(Contains(page, std::to_string(s.ok) + " composed from the outputs"));
 }
 
+// The thumbnails embedded in a page, decoded (data:image/jpeg;base64,...).
+std::vector<cv::Mat> thumbnails_of(const std::string& page) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<cv::Mat> out;
+  const std::string lead = "data:image/jpeg;base64,";
+  for (size_t at = page.find(lead); at != std::string::npos; at = page.find(lead, at + 1)) {
+    std::vector<uint8_t> bytes;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = at + lead.size(); i < page.size() && page[i] != '"' && page[i] != '='; ++i) {
+      acc = (acc << 6) | static_cast<uint32_t>(kAlphabet.find(page[i]));
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        bytes.push_back(static_cast<uint8_t>(acc >> bits));
+      }
+    }
+    out.push_back(cv::imdecode(bytes, cv::IMREAD_COLOR));
+  }
+  return out;
+}
+
+TEST_F(SampleRun, TheReasonOutputIsTheFourthPanelOnceWithOrWithoutPreviews) {
+  for (const bool preview : {true, false}) {
+    SCOPED_TRACE(preview ? "preview (drawn with the reason panel)" : "no preview, no sidecar");
+    const fs::path out = tmp_ / (preview ? "with" : "without");
+    ASSERT_GT(
+        run(out, {"output.format=[tiff,reason]", std::string("output.preview=") + (preview ? "true" : "false")}).ok,
+        0u);
+    const std::string page = text_of(dm::write_report(out));
+    EXPECT_TRUE(Contains(page, "colour | mask | masked depth | reason"));
+    const std::vector<cv::Mat> thumbs = thumbnails_of(page);
+    ASSERT_FALSE(thumbs.empty());
+    for (const cv::Mat& t : thumbs) {
+      ASSERT_FALSE(t.empty());
+      EXPECT_EQ(t.cols, 4 * dm::ReportOptions{}.thumbnail_width) << "four panels of the thumbnail width";
+      // The colour panel shows the frame's colour image (from the run's inputs without a sidecar), not grey.
+      cv::Scalar mean, sd;
+      cv::meanStdDev(t(cv::Rect(0, 0, t.cols / 4, t.rows)), mean, sd);
+      EXPECT_GT(sd[0] + sd[1] + sd[2], 10.0);
+    }
+    EXPECT_FALSE(Contains(page, "without their input files"));
+  }
+}
+
 TEST_F(SampleRun, WithoutAManifestTheReportReadsTheSidecars) {
   const fs::path out = tmp_ / "out";
   const dm::RunSummary s = run(out, {"output.format=[tiff,json]", "output.preview=true"});
