@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <regex>
-#include <set>
+#include <string>
 #include <system_error>
+#include <unordered_set>
 
 #include "depthmask/errors.h"
 #include "detail/dataset_patterns.h"
@@ -127,7 +128,10 @@ DatasetListing list_frames(const InputConfig& input, const std::function<bool(co
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
 
   DatasetListing out;
-  std::set<fs::path> used;
+  // Every path below is lexically normal, so its string is the path: hashing strings keeps a listing
+  // of 100,000 frames from spending seconds comparing fs::path component by component.
+  std::unordered_set<std::string> used;
+  used.reserve(found.size() * 3);
   for (size_t i = 0; i < found.size(); ++i) {
     FrameEntry f;
     f.index = i;
@@ -139,21 +143,21 @@ DatasetListing list_frames(const InputConfig& input, const std::function<bool(co
       const fs::path c = (input.root / substitute_id(input.color, f.id)).lexically_normal();
       if (fs::exists(c, ec)) f.color = c;
     }
-    used.insert(f.depth);
-    used.insert(f.mask);
-    if (!f.color.empty()) used.insert(f.color);
+    used.insert(f.depth.native());
+    used.insert(f.mask.native());
+    if (!f.color.empty()) used.insert(f.color.native());
     out.frames.push_back(std::move(f));
   }
 
   // Files in the folders the patterns read from, that no frame uses.
-  std::set<fs::path> scanned;
+  std::unordered_set<std::string> scanned;
   for (const std::string* pat : {&input.depth, &input.mask, &input.color}) {
     if (pat->empty()) continue;
     const CompiledPattern cp = compile(*pat);
     const fs::path base = (input.root / cp.base).lexically_normal();
     for (const auto& rel : files_under(base, cp.depth)) {
       const fs::path p = (base / rel).lexically_normal();
-      if (!scanned.insert(p).second || used.count(p)) continue;
+      if (!scanned.insert(p.native()).second || used.count(p.native()) > 0) continue;
       // Files the run itself writes or reads as configuration are not strays.
       const std::string ext = p.extension().string();
       if (ext == ".yaml" || ext == ".yml") continue;
