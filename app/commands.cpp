@@ -41,6 +41,17 @@ Config effective_config(const std::optional<std::string>& file, const std::vecto
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
+// The summary's backend line. A fallback's reason was already a warning (open_backend): the line
+// points at it rather than print the same sentence again, unless logging.level hides warnings.
+void print_backend(BackendKind kind, const std::string& reason, bool degraded, const std::string& level) {
+  const bool warned = level != "error" && level != "off";
+  if (degraded && warned)
+    std::printf("  backend: %s (auto fell back to the CPU: the warning above says why)\n",
+                std::string(to_string(kind)).c_str());
+  else
+    std::printf("  backend: %s (%s)\n", std::string(to_string(kind)).c_str(), reason.c_str());
+}
+
 std::string gib(size_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -86,7 +97,7 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
         "  resumed: %zu frame(s) already done by an earlier run (depthmask-manifest.json); --force redoes them\n",
         s.skipped_done);
   if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
-  std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), s.backend_reason.c_str());
+  print_backend(s.backend, s.backend_reason, s.backend_degraded, c.logging.level);
   std::printf("  output:  %s\n", c.output.dir.string().c_str());
   const StartupTimes& t = s.startup;
   std::printf(
@@ -152,7 +163,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
               static_cast<unsigned long long>(s.latency.max_us));
   std::printf("  source:  %s (%llu error(s), %llu reconnect(s))\n", s.source.c_str(),
               static_cast<unsigned long long>(s.source_errors), static_cast<unsigned long long>(s.reconnects));
-  std::printf("  backend: %s (%s)\n", std::string(to_string(s.backend)).c_str(), opened.choice.reason.c_str());
+  print_backend(s.backend, opened.choice.reason, opened.choice.degraded, c.logging.level);
   if (c.live.output_every > 0)
     std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written),
                 c.output.dir.string().c_str());

@@ -178,6 +178,7 @@ class BatchRun {
     backend_ = &backend;
     s_.backend = backend.kind();
     s_.backend_reason = choice.reason;
+    s_.backend_degraded = choice.degraded;
   }
 
   // The pool: one Work (slot + writer) per frame in flight; the pipeline never admits more frames

@@ -57,6 +57,7 @@ struct RunSummary {
   bool interrupted = false;
   BackendKind backend = BackendKind::Cpu;
   std::string backend_reason;
+  bool backend_degraded = false;  // auto fell back to cpu for lack of a GPU (the reason was a warning)
   std::vector<FrameFailure> failures;
   // Why the resume manifest could not be saved at the end (disk full, output folder gone ...): the
   // frames counted ok have their outputs, but a re-run redoes those not recorded. Empty: saved.
