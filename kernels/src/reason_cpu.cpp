@@ -19,26 +19,45 @@ void for_rows(int rows, F&& f) {
   });
 }
 
+// One row without erode. `q` is the caller's local copy: nothing in the row aliases it, so its
+// fields stay in registers (and, for the common rule, are constants the loop is compiled for).
+template <class DepthT, class MaskT>
+inline void reason_row(const DepthT* d, const MaskT* m, uint8_t* o, int cols, int y, const ReasonParams& q) {
+  for (int x = 0; x < cols; ++x) o[x] = drop_reason(d[x], m[x], true, x, y, q);
+}
+
 template <class DepthT, class MaskT>
 void run_rows(const ReasonJob& job, const ReasonParams& p) {
   const auto depth = job.depth.view<const DepthT>(job.rows, job.cols);
   const auto mask = job.mask.view<const MaskT>(job.rows, job.cols);
   const auto out = job.out.view(job.rows, job.cols);
   const int n = p.rule.erode;
-  const ImageView<const uint8_t> windows = job.scratch.view<const uint8_t>(job.rows, job.cols);
-  if (n > 0) {
-    const auto rows_keep = job.scratch.view(job.rows, job.cols);
-    for_rows(job.rows, [&](int y) {
-      for (int x = 0; x < job.cols; ++x) rows_keep.row(y)[x] = row_window_keeps(mask, x, y, p.rule);
-    });
+  if (n == 0) {
+    // The common rule (mask_rule.h's is_common_case) with its label and marker loops folded away, as
+    // the masking loop does; the same codes (the values are equal).
+    if (is_common_case(p.rule)) {
+      for_rows(job.rows, [&](int y) {
+        ReasonParams q = p;
+        q.rule = common_params(p.rule);
+        reason_row(depth.row(y), mask.row(y), out.row(y), job.cols, y, q);
+      });
+    } else {
+      for_rows(job.rows, [&](int y) {
+        const ReasonParams q = p;
+        reason_row(depth.row(y), mask.row(y), out.row(y), job.cols, y, q);
+      });
+    }
+    return;
   }
+  const ImageView<const uint8_t> windows = job.scratch.view<const uint8_t>(job.rows, job.cols);
+  const auto rows_keep = job.scratch.view(job.rows, job.cols);
+  for_rows(job.rows, [&](int y) {
+    for (int x = 0; x < job.cols; ++x) rows_keep.row(y)[x] = row_window_keeps(mask, x, y, p.rule);
+  });
   for_rows(job.rows, [&](int y) {
     const MaskT* m = mask.row(y);
     uint8_t* o = out.row(y);
-    for (int x = 0; x < job.cols; ++x) {
-      const bool window = n == 0 || window_keeps(windows, x, y, n);
-      o[x] = drop_reason(depth, m[x], window, x, y, p);
-    }
+    for (int x = 0; x < job.cols; ++x) o[x] = drop_reason(depth, m[x], window_keeps(windows, x, y, n), x, y, p);
   });
 }
 

@@ -121,18 +121,32 @@ DM_HD inline bool window_keeps(const ImageView<const uint8_t>& rows_keep, int x,
   return all;
 }
 
-// One pixel's code. `window` is window_keeps() of the pixel (true without erode).
-template <class DepthT, class MaskT>
-DM_HD inline uint8_t drop_reason(const ImageView<const DepthT>& depth, MaskT m, bool window, int x, int y,
-                                 const ReasonParams& r) {
-  const uint8_t by_mask = mask_reason(m, r.rule);
-  if (by_mask != kKept) return by_mask;
+// The code of a pixel whose own mask test passed: erosion, coverage, then the depth. `window` is
+// window_keeps() of the pixel (true without erode).
+template <class DepthT>
+DM_HD inline uint8_t reason_after_mask(DepthT d, bool window, int x, int y, const ReasonParams& r) {
   if (!window) return kDropErosion;
-  const DepthT d = depth.row(y)[x];
   if constexpr (sizeof(DepthT) == sizeof(float)) {
     if (!registration_covers(d, x, y, r)) return kDropNotCovered;
   }
   return depth_reason(d, r);
+}
+
+// One pixel's code, the depth read only where the mask keeps the pixel (the kernels: mapped memory
+// crosses the bus only where it must).
+template <class DepthT, class MaskT>
+DM_HD inline uint8_t drop_reason(const ImageView<const DepthT>& depth, MaskT m, bool window, int x, int y,
+                                 const ReasonParams& r) {
+  const uint8_t by_mask = mask_reason(m, r.rule);
+  return by_mask != kKept ? by_mask : reason_after_mask(depth.row(y)[x], window, x, y, r);
+}
+
+// The same with the depth sample already read (the CPU loop reads whole rows: straight-line code
+// the compiler can turn into selects).
+template <class DepthT, class MaskT>
+DM_HD inline uint8_t drop_reason(DepthT d, MaskT m, bool window, int x, int y, const ReasonParams& r) {
+  const uint8_t by_mask = mask_reason(m, r.rule);
+  return by_mask != kKept ? by_mask : reason_after_mask(d, window, x, y, r);
 }
 
 // One frame of the pass. depth (16-bit stored words or float metres; registration's output when
