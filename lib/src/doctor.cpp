@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "depthmask/backend.h"
+#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
@@ -212,15 +213,6 @@ void add_mask(SampleStats& s, const cv::Mat& mask, const MaskParams& p) {
   s.mask_pixels += mask.total();
   s.mask_pass += pass;
   if (pass == mask.total()) ++s.frames_mask_all;
-}
-
-size_t count_kept(const cv::Mat& out, float invalid) {
-  size_t n = 0;
-  for (int y = 0; y < out.rows; ++y) {
-    const float* row = out.ptr<float>(y);
-    for (int x = 0; x < out.cols; ++x) n += (std::isfinite(row[x]) && row[x] > 0.0f && row[x] != invalid) ? 1 : 0;
-  }
-  return n;
 }
 
 std::string yaml_quote(const std::string& s) {

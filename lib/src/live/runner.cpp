@@ -151,8 +151,9 @@ class Runner {
     for (int i = 0; i < c.live.buffers; ++i) {
       pool_.push_back(std::make_unique<Item>(b));
       pool_.back()->slot.set_color_key(key);  // the slot runs the key pass before masking
-      // The reason codes tell live.mask.depth_band (8) from depth.min..max (6, 7).
-      pool_.back()->slot.set_reason(wants_reason(c), mask_params(c));
+      // The reason pass only where its file is written (live.output_every); its codes tell
+      // live.mask.depth_band (8) from depth.min..max (6, 7).
+      pool_.back()->slot.set_reason(wants_reason(c) && c.live.output_every > 0, mask_params(c));
       free_.push_back(pool_.back().get());
     }
     if (c.live.output_every > 0) {
