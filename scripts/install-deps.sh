@@ -3,33 +3,47 @@
 # Idempotent: packages already present are left alone, and apt runs only when something is missing.
 # Used by the README's commands, by CI (.ci/run) and by the Docker images.
 #   scripts/install-deps.sh                        build + test dependencies
+#   scripts/install-deps.sh --image                what the images' build stage needs for the shipped
+#                                                  targets (no test, benchmark or browser packages)
+#   scripts/install-deps.sh --cross ARCH [--tests] a cross build for ARCH (arm64) on this machine's
+#                                                  Debian: `dpkg --add-architecture ARCH`, Debian's
+#                                                  crossbuild-essential-ARCH and the -dev packages as
+#                                                  PKG:ARCH (with --tests: the test libraries too). Run
+#                                                  it in a root of its own (a container or chroot): the
+#                                                  -dev packages of OpenCV and yaml-cpp are not
+#                                                  Multi-Arch: same, so ARCH's replace the host's.
 #   scripts/install-deps.sh --sanitizers           the same and clang for scripts/sanitize.sh, fuzz.sh
 #   scripts/install-deps.sh --lint                 the same and clang-format-14, clang-tidy-14 (scripts/lint.sh)
 #   scripts/install-deps.sh --runtime-list BIN...   print the packages that own BIN's shared libraries
+#                                                   (BIN may be of another architecture: a cross build's)
 #   scripts/install-deps.sh --runtime FILE          install the packages FILE lists (one a line): the
 #                                                   runtime image's libraries, listed in the build stage
 # Runtime library packages are named after their soname and differ between Debian 12 (libopencv-core406),
-# Ubuntu 22.04 (libopencv-core4.5d) and 24.04 (...t64), so they are read off the built binary with ldd
-# and dpkg -S on the same distribution rather than listed here.
+# Ubuntu 22.04 (libopencv-core4.5d) and 24.04 (...t64), so they are read off the built binary
+# (readelf's NEEDED, resolved by ldd or, for a foreign binary, in ARCH's library folders, then
+# dpkg -S) on the same distribution rather than listed here.
 # A build package this distribution lacks is replaced by its entry in `fallback` when there is one
 # (Ubuntu 22.04's libzmq3-dev may carry zmq.hpp where cppzmq-dev is missing); otherwise the script
 # stops naming the packages apt cannot find.
 set -euo pipefail
 
-build_pkgs=(
-  build-essential cmake ninja-build pkg-config git
-  libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libpng-dev libdeflate-dev nlohmann-json3-dev libzmq3-dev cppzmq-dev
-  python3 python3-numpy
-  gstreamer1.0-plugins-base gstreamer1.0-tools
-  valgrind libopenni2-dev xvfb patchelf
-)
+# The tools of a build (host architecture, also in a cross build) and the libraries it links.
+tool_pkgs=(build-essential cmake ninja-build pkg-config git)
+lib_pkgs=(libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev libpng-dev libdeflate-dev
+          nlohmann-json3-dev libzmq3-dev cppzmq-dev libopenni2-dev)
+# The tests' libraries, and what the tests, the benchmarks and the GPU bundle run.
+test_lib_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev)
+test_pkgs=(python3 python3-numpy gstreamer1.0-plugins-base gstreamer1.0-tools valgrind xvfb patchelf)
 declare -A fallback=([cppzmq-dev]=libzmq3-dev)
+arch_all_pkgs=(libcli11-dev nlohmann-json3-dev)
 # The Python package's tests (python/tests: pytest, hypothesis, Pillow for the PNG frames). PyTorch
 # (python3-torch, ~330 MB installed) is left out: its tests skip without it.
-build_pkgs+=(python3-pytest python3-hypothesis python3-pil)
+test_pkgs+=(python3-pytest python3-hypothesis python3-pil)
 # bench/pool: the process-pool baseline reads and writes the frames with OpenCV (cv2).
-build_pkgs+=(python3-opencv)
+test_pkgs+=(python3-opencv)
+# tests/deploy/test_kubernetes.py reads the Kubernetes examples with PyYAML.
+test_pkgs+=(python3-yaml)
+build_pkgs=("${tool_pkgs[@]}" "${lib_pkgs[@]}" "${test_lib_pkgs[@]}" "${test_pkgs[@]}")
 # The QA report's browser test (tests/integration/report_in_chromium.sh): Debian's chromium. Optional:
 # Ubuntu packages it only as a snap, which does not run in containers; the test skips without it.
 optional_pkgs=(chromium)
@@ -40,15 +54,40 @@ optional_pkgs=(chromium)
 if [ "${1:-}" = "--runtime-list" ]; then
   shift
   [ $# -gt 0 ] || { echo "install-deps: --runtime-list needs the binaries to inspect" >&2; exit 2; }
+  host_machine=$(readelf -h /bin/sh | awk -F: '/Machine:/ {gsub(/^ +/, "", $2); print $2}')
   {
   for bin in "$@"; do
-    needed=$(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}')
-    ldd "$bin" | awk -v needed="$needed" 'BEGIN {n = split(needed, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1}
-                                          $2 == "=>" && ($1 in want) && $3 ~ /^\// {print $3}' | while read -r lib; do
+    needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    machine=$(readelf -h "$bin" | awk -F: '/Machine:/ {gsub(/^ +/, "", $2); print $2}')
+    if [ "$machine" = "$host_machine" ]; then
+      # ldd resolves them as the loader will (RUNPATH, the loader's cache).
+      paths=$(ldd "$bin" | awk -v needed="$needed" 'BEGIN {n = split(needed, a, "\n"); for (i = 1; i <= n; i++) want[a[i]] = 1}
+                                                    $2 == "=>" && ($1 in want) && $3 ~ /^\// {print $3}')
+    else
+      # A foreign binary (a cross build): ldd cannot run its loader, so look each soname up in that
+      # architecture's library folders, where the cross build's -dev packages put them.
+      case "$machine" in
+        AArch64) triplet=aarch64-linux-gnu ;;
+        *) echo "install-deps: $bin is for '$machine', which --runtime-list does not know" >&2; exit 1 ;;
+      esac
+      paths=$(for so in $needed; do
+        for dir in /usr/lib/$triplet /lib/$triplet; do
+          [ -e "$dir/$so" ] && { echo "$dir/$so"; break; }
+        done
+      done)
+    fi
+    for so in $needed; do
+      case "$so" in ld-linux*|libcuda.so*|libcudart.so*|libnvidia*) continue ;; esac  # the loader: libc6
+      grep -q "/$so\$" <<<"$paths" || [ -e "$(dirname "$bin")/$so" ] ||
+        { echo "install-deps: $so (needed by $bin) is not installed here" >&2; exit 1; }
+    done
+    for lib in $paths; do
       case "$lib" in */cuda*|*/libcuda.so*|*/libnvidia*|*/tegra/*) continue ;; esac
       owner=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null ||
               dpkg -S "*/$(basename "$lib")" 2>/dev/null || true)
       [ -n "$owner" ] || { echo "install-deps: no package owns $lib (needed by $bin)" >&2; exit 1; }
+      # "libopencv-core406:arm64: /usr/lib/...": the runtime image is of that architecture itself.
+      owner=${owner%%: *}
       echo "${owner%%:*}"
     done
   done | sed 's/, .*//'
@@ -66,12 +105,42 @@ sanitizer_pkgs=(clang-14)
 [ "$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")" = "jammy" ] || sanitizer_pkgs+=(libclang-rt-14-dev)
 
 pkgs=("${build_pkgs[@]}")
+use_optional=1
 [ "${1:-}" = "--sanitizers" ] && pkgs+=("${sanitizer_pkgs[@]}")
 # --lint: the formatter and the static analyser CI runs (scripts/lint.sh).
 [ "${1:-}" = "--lint" ] && pkgs+=(clang-format-14 clang-tidy-14)
+if [ "${1:-}" = "--image" ]; then
+  pkgs=("${tool_pkgs[@]}" "${lib_pkgs[@]}")
+  use_optional=0
+fi
+if [ "${1:-}" = "--cross" ]; then
+  arch=${2:?usage: install-deps.sh --cross ARCH [--tests]}
+  [ "$arch" != "$(dpkg --print-architecture)" ] || { echo "install-deps: --cross $arch is this machine's own architecture" >&2; exit 2; }
+  # Only in a root of its own: the host's -dev packages must not be swapped for ARCH's.
+  for p in libopencv-dev libyaml-cpp-dev; do
+    if dpkg-query -W -f='${Status}' "$p:$(dpkg --print-architecture)" 2>/dev/null | grep -q "install ok installed"; then
+      echo "install-deps: --cross $arch would replace this machine's $p (not Multi-Arch: same); run it in a root of its own (docker/Dockerfile.jetson BUILD=cross-cpu does)" >&2
+      exit 1
+    fi
+  done
+  dpkg --print-foreign-architectures | grep -qx "$arch" || {
+    echo "install-deps: dpkg --add-architecture $arch"
+    dpkg --add-architecture "$arch"
+    rm -f /var/lib/apt/lists/*Packages* 2>/dev/null || true  # so that apt-get update below runs
+  }
+  cross_libs=("${lib_pkgs[@]}")
+  [ "${3:-}" = "--tests" ] && cross_libs+=("${test_lib_pkgs[@]}")
+  pkgs=("${tool_pkgs[@]}" "crossbuild-essential-$arch")
+  # Architecture: all packages (headers only) are named as they are; the others as PKG:ARCH.
+  for p in "${cross_libs[@]}"; do
+    case " ${arch_all_pkgs[*]} " in *" $p "*) pkgs+=("$p") ;; *) pkgs+=("$p:$arch") ;; esac
+  done
+  use_optional=0
+fi
 if [ "${1:-}" = "--runtime" ]; then
   [ -f "${2:-}" ] || { echo "install-deps: --runtime needs the package list made by --runtime-list" >&2; exit 2; }
   mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$2")
+  use_optional=0
 fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
@@ -82,7 +151,7 @@ done
 # The optional packages (never with --runtime): installed where apt has them, skipped with a note where
 # not (so on such a system apt-get update runs on every call).
 declare -A optional=()
-if [ "${1:-}" != "--runtime" ]; then
+if [ "$use_optional" = 1 ]; then
   for p in "${optional_pkgs[@]}"; do
     installed "$p" || { missing+=("$p"); optional[$p]=1; }
   done
