@@ -18,6 +18,7 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/report.h"
+#include "depthmask/status.h"
 #include "depthmask/synth.h"
 #include "depthmask/version.h"
 #include "progress.h"
@@ -67,6 +68,8 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
   if (o.on_error) flags.push_back({"run.on_error", *o.on_error, "--on-error", true});
   if (o.force) flags.push_back({"run.force", "true", "--force", true});
+  if (o.shard) flags.push_back({"run.shard", *o.shard, "--shard", true});
+  if (o.shard_count) flags.push_back({"run.shard_count", *o.shard_count, "--shard-count", false});
   const Config c = effective_config(o.config, o.sets, flags);
   setup_logging(c.logging.level);
   if (o.print_config) {
@@ -92,9 +95,11 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   const std::string done_before = s.skipped_done ? ", " + std::to_string(s.skipped_done) + " skipped (done)" : "";
   std::printf("depthmask: %zu frame(s): %zu ok, %zu failed, %zu skipped%s in %.2f s (%.1f frames/s)\n", s.total, s.ok,
               s.failed, s.skipped, done_before.c_str(), s.seconds, s.fps());
+  if (!s.shard.empty()) std::printf("  shard:   %s (manifest %s)\n", s.shard.c_str(), s.manifest.c_str());
   if (s.skipped_done)
     std::printf(
-        "  resumed: %zu frame(s) already done by an earlier run (depthmask-manifest.json); --force redoes them\n",
+        "  resumed: %zu frame(s) already done by an earlier run (the depthmask-manifest*.json files); --force redoes "
+        "them\n",
         s.skipped_done);
   if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
   print_backend(s.backend, s.backend_reason, s.backend_degraded, c.logging.level);
@@ -220,6 +225,7 @@ int cmd_info(const InfoOptions& o) {
   autoreq.kind = BackendKind::Auto;
   const BackendChoice a = choose_backend(autoreq, p);
   std::printf("auto picks: %s\n  why: %s\n", std::string(to_string(a.kind)).c_str(), a.reason.c_str());
+  if (const std::string v = device_visibility(a, p); !v.empty()) std::printf("  devices: %s\n", v.c_str());
   if (c.backend.kind != BackendKind::Auto) {
     try {
       const BackendChoice r = choose_backend(c.backend, p);
@@ -328,6 +334,40 @@ int cmd_report(const ReportCliOptions& o) {
   r.thumbnails = o.thumbnails;
   std::printf("depthmask: report written to %s\n", write_report(o.output_dir, r).string().c_str());
   return kOk;
+}
+
+int cmd_status(const StatusCliOptions& o, const std::atomic<bool>& stop) {
+  // The output is the report: the library's own lines (layout notes) only when they are warnings.
+  setup_logging("warn");
+  StatusOptions so;
+  so.verify = o.verify;
+  so.stop = &stop;
+  std::optional<ResolvedInput> in;
+  std::optional<fs::path> dir;
+  if (o.output_dir) dir = fs::path(*o.output_dir);
+  if (o.config || o.input || !o.sets.empty()) {
+    // The run's settings and its frame list, as `run` resolves them (the layout's defaults included).
+    std::vector<Override> flags;
+    if (o.input) flags.push_back({"input.root", *o.input, "--input", true});
+    const Config c = effective_config(o.config, o.sets, flags);
+    if (c.logging.level != "info") setup_logging(c.logging.level);
+    if (!dir && c.is_set_by_user("output.dir")) dir = c.output.dir;
+    in = resolve_input(c);
+    so.settings = settings_hash(in->config);
+    so.frames = &in->listing.frames;
+    so.input = in->config.input.root.string();
+  }
+  if (!dir) throw ConfigError("status: OUTPUT_DIR is required (or a --config or --set that sets output.dir)");
+  const DatasetStatus s = compute_status(*dir, so);
+  if (o.json) {
+    std::cout << s.to_json(o.missing);
+  } else if (o.missing) {
+    for (const std::string& key : s.rerun_keys()) std::cout << key << "\n";
+  } else {
+    std::cout << s.to_text(o.all ? 0 : 20);
+  }
+  std::cout << std::flush;
+  return s.exit_code();
 }
 
 }  // namespace depthmask::app

@@ -12,14 +12,17 @@ namespace depthmask::app {
 
 // Exit codes (docs/RELIABILITY.md's exit-code table): 0 success, else the failure class's code (exit_code() of
 // depthmask/errors.h): 1 input, 2 usage/config, 3 platform, 4 resource (out of memory, disk full,
-// the output folder gone, the manifest not saved), 70 internal, 130 interrupted. A batch with failed
-// frames exits with the most severe class among them (exit_code(const RunSummary&), pipeline.h).
+// the output folder gone, the manifest not saved), 5 shard busy (another process runs the same shard
+// on the same output folder), 70 internal, 130 interrupted (main() gives 128 + the signal: 143 for
+// SIGTERM). A batch with failed frames exits with the most severe class among them
+// (exit_code(const RunSummary&), pipeline.h).
 enum ExitCode : int {
   kOk = 0,
   kInput = 1,
   kUsage = 2,
   kPlatform = 3,
   kResource = 4,
+  kBusy = 5,
   kInternal = 70,
   kInterrupted = 130
 };
@@ -27,6 +30,7 @@ enum ExitCode : int {
 struct RunOptions {
   std::optional<std::string> config;
   std::optional<std::string> input, output, backend, on_error;
+  std::optional<std::string> shard, shard_count;  // --shard K/N|auto, --shard-count N
   std::vector<std::string> sets;
   bool print_config = false;
   bool force = false;
@@ -90,5 +94,18 @@ struct ReportCliOptions {
 };
 // Writes the QA report of an output folder (report.h's write_report) and prints its path.
 int cmd_report(const ReportCliOptions& o);
+
+struct StatusCliOptions {
+  std::optional<std::string> output_dir, config, input;
+  std::vector<std::string> sets;
+  bool verify = false;   // --verify: CRC-32s too, not only sizes
+  bool all = false;      // --all: every failed and missing frame, not the first 20
+  bool missing = false;  // --missing: only the keys of the frames to rerun, one per line
+  bool json = false;     // --json: one JSON document (docs/STATUS.md)
+};
+// Prints the status of an output folder's manifests (status.h). Exit 0 when complete, 1 when not (or
+// when the input cannot be listed), 2 for usage and configuration errors.
+// SIGINT/SIGTERM (`stop`) end it with exit 130.
+int cmd_status(const StatusCliOptions& o, const std::atomic<bool>& stop);
 
 }  // namespace depthmask::app

@@ -15,8 +15,21 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};  // the first signal that asked to stop
 
-extern "C" void on_signal(int) { g_stop.store(true); }
+extern "C" void on_signal(int sig) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, sig);
+  g_stop.store(true);
+}
+
+// An interrupted command exits 128 + the signal, as a shell reports a process killed by it: 130 for
+// SIGINT, 143 for SIGTERM (Slurm's KillWait, a pod's termination), which a scheduler can tell from a
+// failure and requeue.
+int interrupted_code(int rc) {
+  const int sig = g_signal.load();
+  return rc == depthmask::app::kInterrupted && sig > 0 ? 128 + sig : rc;
+}
 
 // Parses the command line and runs one subcommand; an exception that escapes a command is classified
 // (depthmask/errors.h) and gives the exit code.
@@ -42,6 +55,12 @@ int cli_main(int argc, char** argv) {
   run_cmd->add_flag("--print-config", run.print_config, "Print the effective configuration as YAML and exit");
   run_cmd->add_flag("--report", run.report,
                     "Write the QA report (depthmask-report.html) beside the outputs at the end");
+  run_cmd->add_option("--shard", run.shard,
+                      "K/N: process shard K of N (0-based) of the frames; auto: from SLURM_ARRAY_TASK_ID or "
+                      "JOB_COMPLETION_INDEX (sets run.shard)");
+  run_cmd->add_option("--shard-count", run.shard_count,
+                      "N for --shard auto under a Kubernetes Indexed Job (sets run.shard_count; default "
+                      "DEPTHMASK_SHARD_COUNT)");
 
   LiveOptions live;
   auto* live_cmd =
@@ -98,6 +117,26 @@ int cli_main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 
+  StatusCliOptions status;
+  auto* status_cmd = cli.add_subcommand(
+      "status",
+      "How far a run is: frames done, failed and missing over every manifest (shards too) in OUTPUT_DIR; "
+      "exit 0 when complete, 1 when not");
+  status_cmd->add_option("OUTPUT_DIR", status.output_dir, "The run's output folder (default: output.dir of --config)");
+  status_cmd
+      ->add_option("-c,--config", status.config,
+                   "The run's YAML configuration: count only its settings' records "
+                   "and list its input's frames")
+      ->check(CLI::ExistingFile);
+  status_cmd->add_option("-i,--input", status.input, "The run's input folder (sets input.root): list its frames");
+  status_cmd->add_option("--set", status.sets, "Override a key as the run did: key.path=value")->take_all();
+  status_cmd->add_flag("--verify", status.verify,
+                       "Also check the outputs' CRC-32s (reads every output; default: sizes)");
+  status_cmd->add_flag("--all", status.all, "List every failed and missing frame (default: the first 20 of each)");
+  status_cmd->add_flag("--missing", status.missing,
+                       "Print only the manifest keys of the frames to rerun (missing and failed), one per line");
+  status_cmd->add_flag("--json", status.json, "Print one JSON document (fields: docs/STATUS.md)");
+
   BenchCliOptions bench;
   auto* bench_cmd =
       cli.add_subcommand("bench",
@@ -133,19 +172,23 @@ int cli_main(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   try {
     setup_logging("info");
-    if (*run_cmd) return cmd_run(run, g_stop);
+    if (*run_cmd) return interrupted_code(cmd_run(run, g_stop));
     if (*live_cmd) return cmd_live(live, g_stop);
     if (*info_cmd) return cmd_info(info);
     if (*doctor_cmd) return cmd_doctor(doctor);
     if (*synth_cmd) return cmd_synth(synth);
-    if (*bench_cmd) return cmd_bench(bench, g_stop);
+    if (*bench_cmd) return interrupted_code(cmd_bench(bench, g_stop));
     if (*report_cmd) return cmd_report(report);
+    if (*status_cmd) return cmd_status(status, g_stop);
   } catch (const std::exception& e) {
     // One taxonomy (depthmask/errors.h): the class names the message and gives the exit code.
     const Failure f = failure_of(e);
-    std::fprintf(stderr, "depthmask: %s error: %s\n", f == Failure::Config ? "configuration" : to_string(f).data(),
+    std::fprintf(stderr, "depthmask: %s: %s\n",
+                 f == Failure::Config ? "configuration error"
+                 : f == Failure::Busy ? "shard busy"
+                                      : (std::string(to_string(f)) + " error").c_str(),
                  e.what());
-    return exit_code(f);
+    return f == Failure::Interrupted ? interrupted_code(exit_code(f)) : exit_code(f);
   } catch (...) {
     std::fprintf(stderr, "depthmask: internal error: an exception that is not a std::exception\n");
     return exit_code(Failure::Internal);

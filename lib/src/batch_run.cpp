@@ -28,8 +28,11 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/registration.h"
 #include "depthmask/report.h"
+#include "depthmask/shard.h"
 #include "depthmask/unit_check.h"
 #include "detail/frame_failure.h"
+
+namespace fs = std::filesystem;
 
 namespace depthmask {
 
@@ -135,8 +138,15 @@ class BatchRun {
   // Prepare the run: resolve the input (layout, listing, geometry), refuse what cannot work before
   // any output is touched, ready the output folder, plan the resume, make the pool.
   void prepare() {
+    // Which share of the frames (shard.h): a bad run.shard or engine variable stops the run first.
+    const ShardChoice sharding = resolve_shard(config_.run, process_env());
+    if (!sharding.log.empty()) detail::log().info("{}", sharding.log);
+    shard_ = sharding.shard;
     const Clock::time_point resolving = Clock::now();
     input_ = resolve_input(config_);
+    // The effective configuration says which shard ran (auto resolved): the run record, the writers'
+    // temporary names.
+    input_.config.run.shard = shard_ ? to_string(*shard_) : "";
     s_.startup.listing_ms = ms_between(resolving, Clock::now());
     detail::log().info("layout {} ({})", to_string(input_.layout), input_.reason);
     const Config& c = input_.config;  // with the layout's defaults for the keys the user did not set
@@ -145,19 +155,33 @@ class BatchRun {
     if (input_.depth_from_depth_camera) geometry_ = input_.geometry;
     check_registration(c.registration.mode, geometry_);
 
-    const DatasetListing& listing = input_.listing;
-    s_.total = listing.frames.size();
+    DatasetListing& listing = input_.listing;
     s_.unmatched_files = listing.unmatched_files;
     if (listing.unmatched_files > 0) {
       std::string ex;
       for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
       detail::log().info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
     }
-    check_outputs_spare_inputs(c, listing);
-    resume_.emplace(c);  // reads the manifest; plan() below writes it
+    check_outputs_spare_inputs(c, listing);  // every frame's, not only this shard's: they share the folder
+    if (shard_) {
+      const size_t all = listing.frames.size();
+      listing.frames = shard_frames(listing.frames, *shard_);
+      const size_t k = shard_->index, n = shard_->count;
+      detail::log().info("shard {}: {} of {} frame(s) (positions {}, {}, {}, ... of the frames sorted by path)",
+                         to_string(*shard_), listing.frames.size(), all, k, k + n, k + 2 * n);
+    }
+    s_.total = listing.frames.size();
+    s_.shard = c.run.shard;
+    s_.manifest = manifest_name(shard_);
+    resume_.emplace(c, shard_);  // plan() below reads the manifests and writes this run's
     params_ = mask_params(c);
     stop_at_failure_ = c.run.on_error == OnError::Stop;
 
+    // One process per shard and folder: a second one is refused (ShardBusyError, exit 5) before it
+    // touches a file and before it waits for CUDA; the lock is held until the run is destroyed (and
+    // its file removed then). A folder that does not exist yet is locked once it is made, below.
+    std::error_code ec;
+    if (fs::is_directory(c.output.dir, ec)) lock_.emplace(c.output.dir, shard_);
     // Up to here CUDA's start-up (the opener's probe) runs beside the run; the backend is needed from
     // here on, and a backend that cannot start must fail before the output folder is touched.
     if (opener_) {
@@ -167,6 +191,7 @@ class BatchRun {
       s_.startup.backend_open_ms = opener_->open_ms();
     }
     ensure_output_dir(c.output.dir);
+    if (!lock_) lock_.emplace(c.output.dir, shard_);
     if (const size_t n = remove_stale_temp_files(c.output.dir))
       detail::log().info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
     finished_before_ = resume_->plan(listing.frames);
@@ -406,6 +431,8 @@ class BatchRun {
   // Prepared once (prepare(), make_pool()), read by every stage.
   ResolvedInput input_;
   std::optional<CameraGeometry> geometry_;
+  std::optional<Shard> shard_;       // this run's share; none: every frame
+  std::optional<ShardLock> lock_;    // held from before the first file is touched to the end
   std::optional<ResumeLog> resume_;  // holds a pointer to input_.config
   std::vector<bool> finished_before_;
   MaskParams params_;

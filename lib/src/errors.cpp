@@ -29,8 +29,10 @@ int severity(Failure f) noexcept {
       return 3;
     case Failure::Internal:
       return 4;
-    case Failure::Interrupted:
+    case Failure::Busy:
       return 5;
+    case Failure::Interrupted:
+      return 6;
   }
   return 4;
 }
@@ -80,6 +82,8 @@ int exit_code(Failure f) noexcept {
       return 3;
     case Failure::Resource:
       return 4;
+    case Failure::Busy:
+      return 5;
     case Failure::Interrupted:
       return 130;
     case Failure::Internal:

@@ -11,6 +11,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/manifest.h"
 #include "depthmask/report.h"
+#include "depthmask/shard.h"
 #include "detail/pass_runner.h"
 #include "detail/png_codec.h"
 
@@ -49,7 +50,7 @@ const cv::Mat& Backprojector::run(FrameSlot& slot, const Pinhole& k, float inval
 }
 
 FrameWriter::FrameWriter(const Config& c, MemoryBackend& backend)
-    : c_(&c), backend_(&backend), backprojector_(backend) {}
+    : c_(&c), shard_tag_(shard_tag(c)), backend_(&backend), backprojector_(backend) {}
 
 bool wants_reason(const Config& c) {
   const auto& f = c.output.formats;
@@ -249,7 +250,7 @@ std::vector<OutputFile> FrameWriter::write(const FrameEntry& f, FrameSlot& slot,
 
   std::vector<OutputFile> written;
   for (const auto& [path, bytes] : files) {
-    write_file_atomic(path, bytes, c.output.fsync);
+    write_file_atomic(path, bytes, c.output.fsync, shard_tag_);
     written.push_back({path.lexically_relative(c.output.dir).generic_string(), bytes.size(), bytes.crc32()});
   }
   if (stats) stats->add(kept);

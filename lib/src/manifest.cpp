@@ -60,24 +60,6 @@ void add_file(Fnv& h, const fs::path& p) {
   h.add(ec ? std::string("?") : std::to_string(mtime.time_since_epoch().count()));
 }
 
-// True when `file` (relative to dir) exists with the recorded size and CRC-32.
-bool output_holds(const fs::path& dir, const OutputFile& file, std::vector<uint8_t>& buf) {
-  const fs::path p = dir / fs::path(file.name);
-  std::error_code ec;
-  if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) != file.size || ec) return false;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  uint32_t crc = 0;
-  buf.resize(1 << 20);
-  while (in) {
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<size_t>(in.gcount());
-    if (n == 0) break;
-    crc = crc32_of(buf.data(), n, crc);
-  }
-  return !in.bad() && crc == file.crc32;
-}
-
 }  // namespace
 
 std::string fnv1a64_hex(const std::string& text) {
@@ -118,6 +100,125 @@ std::string inputs_fingerprint(const FrameEntry& f) {
 
 std::string manifest_key(const FrameEntry& f) { return f.relative.empty() ? f.id : f.relative.generic_string(); }
 
+OutputCheck check_output(const fs::path& dir, const OutputFile& file, bool crc, std::vector<uint8_t>& buf) {
+  const fs::path p = dir / fs::path(file.name);
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (st.type() == fs::file_type::not_found) return {OutputState::Missing};
+  if (st.type() == fs::file_type::none) return {OutputState::Unreadable};  // a folder on the way denies access
+  if (!fs::is_regular_file(st)) return {OutputState::NotAFile};
+  OutputCheck c;
+  c.size = fs::file_size(p, ec);
+  if (ec) return {OutputState::Unreadable};
+  if (c.size != file.size) {
+    c.state = OutputState::SizeDiffers;
+    return c;
+  }
+  if (!crc) return c;
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    c.state = OutputState::Unreadable;
+    return c;
+  }
+  uint32_t sum = 0;
+  buf.resize(1 << 20);
+  while (in) {
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    if (n == 0) break;
+    sum = crc32_of(buf.data(), n, sum);
+  }
+  if (in.bad())
+    c.state = OutputState::Unreadable;
+  else if (sum != file.crc32)
+    c.state = OutputState::CrcDiffers;
+  return c;
+}
+
+std::string describe(const OutputCheck& check, const OutputFile& file) {
+  const std::string name = "output '" + file.name + "'";
+  switch (check.state) {
+    case OutputState::Ok:
+      return "";
+    case OutputState::Missing:
+      return name + " is missing";
+    case OutputState::NotAFile:
+      return name + " is not a regular file";
+    case OutputState::SizeDiffers:
+      return name + " has " + std::to_string(check.size) + " bytes, the manifest records " + std::to_string(file.size);
+    case OutputState::CrcDiffers:
+      return name + " does not match its recorded CRC-32 (changed or damaged since)";
+    case OutputState::Unreadable:
+      return name + " cannot be read";
+  }
+  return name + " cannot be read";
+}
+
+std::string manifest_file_name(const std::optional<ManifestShard>& shard) {
+  if (!shard) return kManifestName;
+  return "depthmask-manifest.shard-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) + ".json";
+}
+
+namespace {
+
+// K and N of "depthmask-manifest.shard-K-of-N.json" (decimal, no sign or leading zeros, K < N).
+std::optional<ManifestShard> shard_of_name(const std::string& name) {
+  const std::string head = "depthmask-manifest.shard-", tail = ".json";
+  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return std::nullopt;
+  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+  const size_t of = mid.find("-of-");
+  if (of == std::string::npos) return std::nullopt;
+  auto number = [](const std::string& t) -> std::optional<size_t> {
+    if (t.empty() || t.size() > 9 || (t.size() > 1 && t[0] == '0')) return std::nullopt;
+    size_t v = 0;
+    for (const char ch : t) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      v = v * 10 + static_cast<size_t>(ch - '0');
+    }
+    return v;
+  };
+  const auto k = number(mid.substr(0, of)), n = number(mid.substr(of + 4));
+  if (!k || !n || *k >= *n) return std::nullopt;
+  return ManifestShard{*k, *n};
+}
+
+}  // namespace
+
+std::vector<ManifestFileName> list_manifests(const fs::path& dir) {
+  std::vector<ManifestFileName> out;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (st.type() == fs::file_type::not_found) return out;
+  DM_EXPECT(st.type() != fs::file_type::none, InputError, "'" << dir.string() << "' cannot be read: " << ec.message());
+  DM_EXPECT(fs::is_directory(st), InputError, "'" << dir.string() << "' is not a folder");
+  fs::directory_iterator it(dir, ec);
+  DM_EXPECT(!ec, InputError, "'" << dir.string() << "' cannot be listed: " << ec.message());
+  const std::string prefix = "depthmask-manifest";
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < prefix.size() + 5 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - 5, 5, ".json") != 0)
+      continue;
+    std::error_code fec;
+    if (!it->is_regular_file(fec)) continue;
+    ManifestFileName m{it->path(), shard_of_name(name), true};
+    m.recognised = name == kManifestName || m.shard.has_value();
+    out.push_back(std::move(m));
+  }
+  DM_EXPECT(!ec, InputError, "'" << dir.string() << "' cannot be listed: " << ec.message());
+  // The unsharded one, the shards by (count, index), then the other names.
+  auto rank = [](const ManifestFileName& m) { return m.shard ? 1 : m.recognised ? 0 : 2; };
+  std::sort(out.begin(), out.end(), [&](const ManifestFileName& a, const ManifestFileName& b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    if (a.shard && b.shard && !(*a.shard == *b.shard))
+      return a.shard->count != b.shard->count ? a.shard->count < b.shard->count : a.shard->index < b.shard->index;
+    return a.path.filename().string() < b.path.filename().string();
+  });
+  return out;
+}
+
 namespace {
 
 constexpr Failure kRecordedFailures[] = {Failure::Input,    Failure::Config,      Failure::Platform,
@@ -133,12 +234,39 @@ nlohmann::ordered_json spec_json(const HistogramSpec& h) { return {{"min", h.min
 
 }  // namespace
 
-std::string Manifest::head_text(const std::string& settings, const std::optional<HistogramSpec>& hist) {
+std::string manifest_name(const std::optional<Shard>& shard) {
+  if (!shard) return kManifestName;
+  return "depthmask-manifest.shard-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) + ".json";
+}
+
+bool is_manifest_name(const std::string& file_name) {
+  static const std::string prefix = "depthmask-manifest", suffix = ".json";
+  return file_name.size() >= prefix.size() + suffix.size() && file_name.compare(0, prefix.size(), prefix) == 0 &&
+         file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::optional<Shard> manifest_shard(const std::string& file_name) {
+  static const std::string prefix = "depthmask-manifest.shard-", suffix = ".json";
+  if (file_name.size() <= prefix.size() + suffix.size() || file_name.compare(0, prefix.size(), prefix) != 0 ||
+      file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  std::string mid = file_name.substr(prefix.size(), file_name.size() - prefix.size() - suffix.size());
+  const size_t of = mid.find("-of-");
+  if (of == std::string::npos) return std::nullopt;
+  const auto s = parse_shard(mid.substr(0, of) + "/" + mid.substr(of + 4));
+  // Only the name manifest_name() writes ("01" or "+1" would name the same shard twice).
+  if (!s || manifest_name(s) != file_name) return std::nullopt;
+  return s;
+}
+
+std::string Manifest::head_text(const std::string& settings, const std::optional<HistogramSpec>& hist,
+                                const std::optional<Shard>& shard) {
   nlohmann::ordered_json head;
   head["format"] = "depthmask-manifest";
   head["version"] = 2;
   head["settings"] = settings;
   if (hist) head["depth_hist"] = spec_json(*hist);
+  if (shard) head["shard"] = {{"index", shard->index}, {"count", shard->count}};
   std::string text = head.dump();
   text.pop_back();  // the closing brace
   return text + ",\"frames\":{";
@@ -296,6 +424,15 @@ ManifestHead read_manifest(std::istream& in, const std::string& name,
     head.hist =
         HistogramSpec{h["min"].get<double>(), h["max"].get<double>(), static_cast<int>(h["bins"].get<uint64_t>())};
   }
+  if (j.contains("shard")) {
+    const Json& sh = j["shard"];
+    if (!sh.is_object() || !sh.contains("index") || !sh["index"].is_number_unsigned() || !sh.contains("count") ||
+        !sh["count"].is_number_unsigned() || sh["count"].get<uint64_t>() == 0 ||
+        sh["count"].get<uint64_t>() > kMaxShards || sh["index"].get<uint64_t>() >= sh["count"].get<uint64_t>())
+      bad("\"shard\": expected {\"index\": K, \"count\": N} with 0 <= K < N");
+    head.shard =
+        Shard{static_cast<size_t>(sh["index"].get<uint64_t>()), static_cast<size_t>(sh["count"].get<uint64_t>())};
+  }
   return head;
 }
 
@@ -306,7 +443,7 @@ std::string Manifest::to_json() const {
   for (const auto& [key, rec] : frames) lines.emplace(key, line_text(key, rec));
   for (const auto& [key, f] : failures) failure_lines.emplace(key, failure_line_text(key, f));
   std::string text;
-  join_manifest(text, head_text(head.settings, head.hist), lines, failure_lines);
+  join_manifest(text, head_text(head.settings, head.hist, head.shard), lines, failure_lines);
   return text;
 }
 
@@ -331,67 +468,110 @@ Manifest Manifest::read(const fs::path& path) {
   return collect_manifest(in, path.string());
 }
 
-ResumeLog::ResumeLog(const Config& c) : c_(&c), path_(c.output.dir / kManifestName) {
-  manifest_.head.settings = settings_hash(c);
-  manifest_.head.hist = HistogramSpec::of(c);
-  if (c.run.force) {
-    detail::log().info("run.force: every frame is redone (the resume manifest is ignored)");
-    return;
-  }
-  std::error_code ec;
-  if (!fs::exists(path_, ec)) return;
-  try {
-    Manifest loaded = Manifest::read(path_);
-    if (loaded.head.settings != manifest_.head.settings) {
-      detail::log().info("the resume manifest '{}' was written with other settings: every frame is redone",
-                         path_.string());
-      return;
-    }
-    manifest_.frames = std::move(loaded.frames);
-    manifest_.failures = std::move(loaded.failures);
-  } catch (const std::exception& e) {
-    detail::log().warn("ignoring the resume manifest: {}; every frame is redone", e.what());
-  }
+ResumeLog::ResumeLog(const Config& c, const std::optional<Shard>& shard)
+    : c_(&c), path_(c.output.dir / manifest_name(shard)) {
+  head_info_.settings = settings_hash(c);
+  head_info_.hist = HistogramSpec::of(c);
+  head_info_.shard = shard;
+  if (c.run.force) detail::log().info("run.force: every frame is redone (the resume manifests are ignored)");
 }
+
+namespace {
+
+// The manifests in `dir` (is_manifest_name), `own` first if it is there, then by name.
+std::vector<fs::path> manifests_in(const fs::path& dir, const fs::path& own) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (is_manifest_name(it->path().filename().string()) && it->is_regular_file(e2)) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end(), [&](const fs::path& a, const fs::path& b) {
+    if ((a == own) != (b == own)) return a == own;
+    return a.filename().string() < b.filename().string();
+  });
+  return found;
+}
+
+}  // namespace
 
 std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
   std::vector<bool> done(frames.size(), false);
-  std::map<std::string, ManifestRecord> kept;
-  std::map<std::string, ManifestFailure> failures;
-  std::vector<uint8_t> buf;
+  std::map<std::string, size_t> position;  // manifest_key -> index in frames
   for (size_t i = 0; i < frames.size(); ++i) {
-    const FrameEntry& f = frames[i];
-    const std::string fp = inputs_fingerprint(f);
-    const std::string key = manifest_key(f);
-    fingerprints_[key] = fp;
-    const auto it = manifest_.frames.find(key);
-    if (it == manifest_.frames.end() || it->second.inputs != fp) {
-      // Not done: a failure recorded earlier stays until this run redoes the frame (it names no output).
-      const auto failed = manifest_.failures.find(key);
-      if (failed != manifest_.failures.end()) failures.insert(*failed);
-      continue;
-    }
-    bool holds = true;
-    for (const OutputFile& o : it->second.files) holds = holds && output_holds(c_->output.dir, o, buf);
-    if (!holds) {
-      detail::log().debug("frame {}: its recorded outputs changed or are missing; redoing it", f.id);
-      continue;
-    }
-    // A version 1 record keeps its frame done, without stats (the report shows n/a for it).
-    done[i] = true;
-    kept.insert(*it);
+    const std::string key = manifest_key(frames[i]);
+    fingerprints_[key] = inputs_fingerprint(frames[i]);
+    position.emplace(key, i);
   }
-  if (!kept.empty())
-    detail::log().info("resume: {} of {} frame(s) already done by an earlier run ({}); --force redoes them",
-                       kept.size(), frames.size(), path_.string());
-  manifest_.frames.clear();
-  manifest_.failures.clear();
-  head_ = Manifest::head_text(manifest_.head.settings, manifest_.head.hist);
   lines_.clear();
-  for (const auto& [key, rec] : kept) lines_.emplace(key, Manifest::line_text(key, rec));
   failure_lines_.clear();
-  for (const auto& [key, f] : failures) failure_lines_.emplace(key, Manifest::failure_line_text(key, f));
-  save();  // before any output is touched: the manifest on disk names only frames this run skips
+  std::vector<uint8_t> buf;
+  size_t from_others = 0;
+  std::vector<std::string> used;  // the manifests that vouched for a frame
+  for (const fs::path& file : c_->run.force ? std::vector<fs::path>{} : manifests_in(c_->output.dir, path_)) {
+    const bool own = file == path_;
+    // This manifest's records of frames of this run, not yet found done, with this run's inputs: held
+    // until its head says whether its settings are this run's (the head is known at the end).
+    std::map<std::string, ManifestRecord> candidates;
+    std::map<std::string, ManifestFailure> failures;
+    ManifestHead head;
+    try {
+      std::ifstream in(file, std::ios::binary);
+      DM_EXPECT(in, InputError, "'" << file.string() << "' cannot be opened for reading");
+      head = read_manifest(
+          in, file.string(),
+          [&](const std::string& key, ManifestRecord&& r) {
+            const auto at = position.find(key);
+            if (at == position.end() || done[at->second] || r.inputs != fingerprints_[key]) return;
+            candidates.insert_or_assign(key, std::move(r));
+          },
+          [&](const std::string& key, ManifestFailure&& f) {
+            if (own && position.count(key)) failures.insert_or_assign(key, std::move(f));
+          });
+    } catch (const std::exception& e) {
+      detail::log().warn(
+          "ignoring the resume manifest: {}; the frames it records are redone unless another "
+          "manifest records them",
+          e.what());
+      continue;
+    }
+    if (head.settings != head_info_.settings) {
+      detail::log().info("the resume manifest '{}' was written with other settings: its frames are redone",
+                         file.string());
+      continue;
+    }
+    size_t found = 0;
+    for (auto& [key, rec] : candidates) {
+      const size_t i = position.at(key);
+      if (done[i]) continue;
+      bool holds = true;
+      for (const OutputFile& o : rec.files) holds = holds && check_output(c_->output.dir, o, true, buf).ok();
+      if (!holds) {
+        detail::log().debug("frame {}: its recorded outputs ({}) changed or are missing; redoing it", frames[i].id,
+                            file.filename().string());
+        continue;
+      }
+      // A version 1 record keeps its frame done, without stats (the report shows n/a for it). A record
+      // found in another run's manifest is copied into this run's: each manifest vouches for its share.
+      done[i] = true;
+      ++found;
+      lines_.emplace(key, Manifest::line_text(key, rec));
+    }
+    if (!own) from_others += found;
+    if (found > 0) used.push_back(file.filename().string());
+    // Not done: a failure recorded earlier stays until this run redoes the frame (it names no output).
+    for (auto& [key, f] : failures)
+      if (!done[position.at(key)]) failure_lines_.emplace(key, Manifest::failure_line_text(key, f));
+  }
+  if (!lines_.empty()) {
+    std::string names;
+    for (const std::string& n : used) names += (names.empty() ? "" : ", ") + n;
+    detail::log().info("resume: {} of {} frame(s) already done by an earlier run ({} in {}{}); --force redoes them",
+                       lines_.size(), frames.size(), names, c_->output.dir.string(),
+                       from_others ? ", " + std::to_string(from_others) + " recorded by another run's manifest" : "");
+  }
+  head_ = Manifest::head_text(head_info_.settings, head_info_.hist, head_info_.shard);
+  save();  // before any output is touched: this run's manifest on disk names only frames it skips
   return done;
 }
 
@@ -442,9 +622,9 @@ std::chrono::steady_clock::duration manifest_save_interval(std::chrono::steady_c
 
 void ResumeLog::save() {
   const auto t0 = std::chrono::steady_clock::now();
-  if (head_.empty()) head_ = Manifest::head_text(manifest_.head.settings, manifest_.head.hist);  // without plan()
+  if (head_.empty()) head_ = Manifest::head_text(head_info_.settings, head_info_.hist, head_info_.shard);  // no plan()
   join_manifest(text_, head_, lines_, failure_lines_);
-  write_file_atomic(path_, text_.data(), text_.size(), c_->output.fsync);
+  write_file_atomic(path_, text_.data(), text_.size(), c_->output.fsync, shard_tag(head_info_.shard));
   last_save_ = std::chrono::steady_clock::now();
   save_interval_ = manifest_save_interval(last_save_ - t0);
   dirty_ = false;

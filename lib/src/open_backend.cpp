@@ -37,6 +37,8 @@ OpenedBackend start_backend(const Config& c, const PlatformInfo& platform) {
   }
   // A degraded choice's reason was the warning above: said once, not again here.
   if (!choice.degraded) detail::log().info("backend {} ({})", to_string(opened.backend->kind()), choice.reason);
+  // A GPU per task (Slurm's --gpus-per-task, a pod's nvidia.com/gpu): which device that left us.
+  if (const std::string v = device_visibility(choice, platform); !v.empty()) detail::log().info("{}", v);
   if (c.backend.memory_limit_mb > 0) {
     opened.backend->set_memory_limit(static_cast<size_t>(c.backend.memory_limit_mb) << 20);
     detail::log().info("backend.memory_limit_mb: frame buffers are capped at {} MiB", c.backend.memory_limit_mb);

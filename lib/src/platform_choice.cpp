@@ -1,6 +1,7 @@
 // choose_backend: the `auto` rules (DESIGN.md, from NVIDIA's CUDA for Tegra note and the programming
 // guide), and the checks an explicit request must pass. Pure: tests feed it fabricated probes.
 #include <atomic>
+#include <cstdlib>
 #include <sstream>
 
 #include "depthmask/errors.h"
@@ -15,6 +16,12 @@ std::atomic<bool> cuda_initialised_flag{false};
 }  // namespace
 bool cuda_initialised() noexcept { return cuda_initialised_flag.load(); }
 void note_cuda_initialised() noexcept { cuda_initialised_flag.store(true); }
+
+std::optional<std::string> cuda_visible_devices_env() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
 }  // namespace detail
 
 PlatformInfo unprobed_platform() {
@@ -24,6 +31,7 @@ PlatformInfo unprobed_platform() {
   p.build = this_build_targets();
   p.problem = p.cuda_built ? "CUDA not initialised (backend.kind: cpu)"
                            : "this depthmask was built without CUDA (no nvcc at build time)";
+  p.cuda_visible_devices = detail::cuda_visible_devices_env();
   return p;
 }
 
@@ -47,15 +55,36 @@ CompatInput compat_input(const PlatformInfo& p, const DeviceInfo& d) {
 
 namespace {
 std::string cc(const DeviceInfo& d) { return std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor); }
+
+std::string visible_text(const std::string& v) { return "CUDA_VISIBLE_DEVICES=\"" + v + "\""; }
+
+// BackendChoice::visibility: what CUDA_VISIBLE_DEVICES left this process and what the run uses.
+std::string visibility_of(const BackendChoice& c, const PlatformInfo& p) {
+  if (!p.cuda_visible_devices) return "";
+  const std::string var = visible_text(*p.cuda_visible_devices);
+  if (!p.cuda_built) return var + " is set; this build has no CUDA, so masking runs on the CPU";
+  if (!p.probed) return var + " is set; backend.kind cpu uses no CUDA device";
+  const std::string seen = p.devices.empty() ? "leaves no CUDA device visible"
+                                             : "leaves " + std::to_string(p.devices.size()) + " CUDA device(s) visible";
+  if (c.kind == BackendKind::Cpu) return var + " " + seen + "; masking runs on the CPU";
+  const DeviceInfo& d = p.devices[static_cast<size_t>(c.device)];
+  return var + " " + seen + "; backend " + std::string(to_string(c.kind)) + " uses visible device " +
+         std::to_string(c.device) + " (" + d.name + ")";
+}
 }  // namespace
 
-BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
+namespace {
+BackendChoice choose_backend_kind(const BackendConfig& req, const PlatformInfo& p) {
   BackendChoice c;
   c.device = req.device;
   const bool have_device = req.device >= 0 && static_cast<size_t>(req.device) < p.devices.size();
   std::string why_not;
   if (!p.cuda_built)
     why_not = "this depthmask was built without CUDA";
+  else if (p.devices.empty() && p.cuda_visible_devices && p.probed)
+    // A job engine's GPU per task (Slurm's gres, a pod's device plugin) hid them all: say so first.
+    why_not = visible_text(*p.cuda_visible_devices) + " hides every CUDA device (" +
+              (p.problem.empty() ? "no CUDA device found" : p.problem) + ")";
   else if (p.devices.empty())
     why_not = p.problem.empty() ? "no CUDA device found" : p.problem;
   else if (!have_device)
@@ -121,5 +150,11 @@ BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
   c.reason = os.str();
   return c;
 }
+
+}  // namespace
+
+BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) { return choose_backend_kind(req, p); }
+
+std::string device_visibility(const BackendChoice& c, const PlatformInfo& p) { return visibility_of(c, p); }
 
 }  // namespace depthmask

@@ -37,6 +37,7 @@ std::string driver_release() {
 PlatformInfo probe_platform(int memory_device) {
   detail::note_cuda_initialised();  // cudaGetDeviceCount below starts the driver
   PlatformInfo p;
+  p.cuda_visible_devices = detail::cuda_visible_devices_env();
   p.cuda_built = have_cuda_kernels();
   p.runtime_version = CUDART_VERSION;
   (void)cudaRuntimeGetVersion(&p.runtime_version);

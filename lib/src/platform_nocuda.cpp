@@ -8,6 +8,7 @@ PlatformInfo probe_platform(int) {
   PlatformInfo p;
   p.cuda_built = false;
   p.problem = "this depthmask was built without CUDA (no nvcc at build time)";
+  p.cuda_visible_devices = detail::cuda_visible_devices_env();
   return p;
 }
 

@@ -2,6 +2,7 @@
 
 #include "depthmask/encoders.h"
 #include "depthmask/report.h"
+#include "depthmask/shard.h"
 #include "depthmask/version.h"
 #include "detail/summary_json.h"
 
@@ -27,6 +28,8 @@ nlohmann::json summary_json(const RunSummary& s) {
           {"backend_reason", s.backend_reason},
           {"failures", failures},
           {"manifest_error", s.manifest_error},
+          {"shard", s.shard.empty() ? nlohmann::json() : nlohmann::json(s.shard)},
+          {"manifest", s.manifest},
           {"failure", failure ? nlohmann::json(std::string(to_string(*failure))) : nlohmann::json()},
           {"exit_code", exit_code(s)},
           {"startup",
@@ -58,7 +61,7 @@ std::string run_record_json(const Config& c, const RunSummary& s) {
 
 void write_run_record(const Config& c, const RunSummary& s) {
   const std::string text = run_record_json(c, s);
-  write_file_atomic(c.output.dir / kRunRecordName, text.data(), text.size(), c.output.fsync);
+  write_file_atomic(c.output.dir / kRunRecordName, text.data(), text.size(), c.output.fsync, shard_tag(c));
 }
 
 }  // namespace depthmask

@@ -11,7 +11,16 @@ Pure Python over the library's C ABI (ctypes): docs/PYTHON.md.
 from __future__ import annotations
 
 from . import _native
-from ._errors import ConfigError, Error, InputError, InternalError, Interrupted, PlatformError, ResourceError
+from ._errors import (
+    ConfigError,
+    Error,
+    InputError,
+    InternalError,
+    Interrupted,
+    PlatformError,
+    ResourceError,
+    ShardBusyError,
+)
 from ._masker import Masker, doctor, run
 
 # The package's own version: the library it loads must be the same release (and its ABI this one's).
@@ -44,6 +53,7 @@ __all__ = [
     "Masker",
     "PlatformError",
     "ResourceError",
+    "ShardBusyError",
     "__version__",
     "cuda_built",
     "doctor",

@@ -8,6 +8,7 @@ ERROR_INPUT = 1
 ERROR_CONFIG = 2
 ERROR_PLATFORM = 3
 ERROR_RESOURCE = 4
+ERROR_BUSY = 5
 ERROR_INTERNAL = 70
 ERROR_INTERRUPTED = 130
 
@@ -50,6 +51,12 @@ class ResourceError(Error, RuntimeError):
     status = ERROR_RESOURCE
 
 
+class ShardBusyError(Error, RuntimeError):
+    """Another process runs the same shard (run.shard) of the same output folder: it does the work."""
+
+    status = ERROR_BUSY
+
+
 class InternalError(Error, RuntimeError):
     """A bug in depthmask: please report the message."""
 
@@ -62,7 +69,8 @@ class Interrupted(Error):
     status = ERROR_INTERRUPTED
 
 
-_BY_STATUS = {cls.status: cls for cls in (InputError, ConfigError, PlatformError, ResourceError, InternalError, Interrupted)}
+_BY_STATUS = {cls.status: cls for cls in (InputError, ConfigError, PlatformError, ResourceError, ShardBusyError, InternalError, Interrupted)
+}
 
 
 def error_for(status: int, message: str) -> Error:

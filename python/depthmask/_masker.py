@@ -274,6 +274,9 @@ class Masker:
         callback = n.PROGRESS_FN(on_progress)
         result = {}
         handle = self._enter(run=True)
+        # Set when the C run has returned and the masker is released: what the waits below wait for
+        # (Thread.is_alive() can turn false before the thread's target has finished unwinding).
+        ended = threading.Event()
 
         def work():
             try:
@@ -285,13 +288,13 @@ class Masker:
                 result["summary"] = n.take_string(summary)
             finally:
                 self._leave(run=True)
+                ended.set()
 
         worker = threading.Thread(target=work, name="depthmask-run", daemon=True)
         worker.start()
         shown = None
         try:
-            while worker.is_alive():
-                worker.join(0.05)
+            while not ended.wait(0.05):
                 now = latest[0]
                 if progress is not None and now is not None and now != shown:
                     shown = now
@@ -299,9 +302,9 @@ class Masker:
         except BaseException:
             if not result.get("finished"):
                 n.lib.dm_masker_cancel(handle)
-            while worker.is_alive():
+            while not ended.is_set():
                 try:
-                    worker.join(0.05)
+                    ended.wait(0.05)
                 except KeyboardInterrupt:  # a second Ctrl-C: frames in flight are finishing
                     pass
             raise

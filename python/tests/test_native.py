@@ -50,7 +50,7 @@ def test_status_codes_match_header(source_tree):
     header = (repo / HEADER).read_text()
     codes = dict((name, int(v)) for name, v in re.findall(r"DM_(ERROR_\w+|OK)\s*=\s*(\d+)", header))
     for cls in (depthmask.InputError, depthmask.ConfigError, depthmask.PlatformError, depthmask.ResourceError,
-                depthmask.InternalError, depthmask.Interrupted):
+                depthmask.ShardBusyError, depthmask.InternalError, depthmask.Interrupted):
         assert issubclass(cls, depthmask.Error)
         assert cls.status in codes.values()
     assert len({c.status for c in depthmask.Error.__subclasses__()}) == len(codes) - 1  # all but DM_OK

@@ -8,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -42,6 +43,20 @@ inline CmdResult run_in(const fs::path& dir, const std::string& args) {
 }
 
 // Copies the committed sample into `dst` (which must not exist yet) and returns it.
+// Starts `[prefix]depthmask <args>` (prefix: e.g. "env VAR=value ") in its own process group, output
+// to `log`; returns its pid (the depthmask process itself: the shell execs it).
+inline pid_t start_background(const std::string& args, const fs::path& log, const std::string& prefix = "") {
+  const std::string cmd = "exec " + prefix + dmtest::depthmask_cmd() + " " + args + " > " + q(log) + " 2>&1";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  if (pid > 0) ::setpgid(pid, pid);
+  return pid;
+}
+
 inline fs::path copy_sample(const fs::path& dst) {
   fs::copy(dmtest::sample_dir(), dst, fs::copy_options::recursive);
   return dst;

@@ -289,18 +289,7 @@ TEST_F(Resume, StaleTemporaryFilesOfAKilledRunAreRemoved) {
 // ---------------------------------------------------------------------------------------------------
 // SIGKILL at random moments
 
-// Starts `depthmask <args>` in its own process group, output to `log`; returns its pid.
-pid_t start_background(const std::string& args, const fs::path& log) {
-  const std::string cmd = "exec " + dmtest::depthmask_cmd() + " " + args + " > " + q(log) + " 2>&1";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  if (pid > 0) ::setpgid(pid, pid);
-  return pid;
-}
+using dmcli::start_background;
 
 ino_t inode_of(const fs::path& p) {
   struct stat st {};

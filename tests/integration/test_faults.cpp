@@ -91,11 +91,12 @@ std::set<std::string> expect_manifest_holds(const fs::path& dir, const Files& cl
   return ids;
 }
 
-// Output files (not the manifest) in `dir` must be byte-equal to the clean run's: a fault never leaves
-// a torn or partial file under a final name.
+// Output files (not the manifest, nor the run's lock file: a read-only folder keeps the run from
+// removing it) in `dir` must be byte-equal to the clean run's: a fault never leaves a torn or partial
+// file under a final name.
 void expect_outputs_intact(const fs::path& dir, const Files& clean) {
   for (const auto& [name, bytes] : snapshot(dir)) {
-    if (name == dm::kManifestName) continue;
+    if (name == dm::kManifestName || name == std::string(dm::kManifestName) + ".lock") continue;
     SCOPED_TRACE(name);
     ASSERT_TRUE(clean.count(name)) << "a file the clean run does not write";
     EXPECT_TRUE(bytes == clean.at(name)) << "differs from the clean run's bytes";
@@ -227,8 +228,10 @@ TEST_F(Faults, OutputFolderReadOnlyMidRunFailsTheRestAndKeepsWhatWasWritten) {
   EXPECT_EQ(hidden_files(files), std::vector<std::string>{}) << "temporary files left behind";
   expect_outputs_intact(out, clean_);
   const auto recorded = expect_manifest_holds(out, clean_);
-  // The first three frames' outputs are there (7 files each), whatever the manifest got to record.
-  EXPECT_EQ(files.size() - files.count(dm::kManifestName), 3u * 7u);
+  // The first three frames' outputs are there (7 files each), whatever the manifest got to record. The
+  // run's lock file stays too: a read-only folder let the run not remove it (no lock is held on it).
+  EXPECT_EQ(files.size() - files.count(dm::kManifestName) - files.count(std::string(dm::kManifestName) + ".lock"),
+            3u * 7u);
   ASSERT_TRUE(fs_.remount("rw"));
   expect_rerun_completes(out, recorded.size());
 }

@@ -132,7 +132,24 @@ void expect_image_shape(const fs::path& file) {
       << file << ": the image must run as a non-root USER";
   EXPECT_EQ(last_ops["ENTRYPOINT"], R"(["depthmask"])") << file;
   EXPECT_TRUE(has(last_ops["HEALTHCHECK"], "healthcheck.sh")) << file << ": HEALTHCHECK must run docker/healthcheck.sh";
-  EXPECT_TRUE(has(last_ops["ENV"], "DEPTHMASK_IMAGE=")) << file << ": name the image for the compatibility guard";
+  // The image is named for the compatibility guard: in the last stage, or (a last stage chosen by a
+  // build argument, FROM runtime-${BUILD}) in each runtime stage it may be.
+  if (last.from.rfind("runtime-${", 0) == 0) {
+    int named = 0;
+    for (const Stage& s : st) {
+      if (!has(s.from, " AS runtime-") || has(s.from, " AS runtime-jetpack")) continue;
+      std::string env;
+      for (const Instruction& i : s.body)
+        if (i.op == "ENV") env += i.args;
+      EXPECT_TRUE(has(env, "DEPTHMASK_IMAGE=")) << file << ": " << s.from << " must name the image";
+      ++named;
+    }
+    EXPECT_GE(named, 2) << file << ": expected a runtime stage per BUILD";
+  } else {
+    EXPECT_TRUE(has(last_ops["ENV"], "DEPTHMASK_IMAGE=")) << file << ": name the image for the compatibility guard";
+  }
+  EXPECT_TRUE(has(last_ops["ENV"], "PYTHONPATH=/opt/depthmask/lib/python3/dist-packages"))
+      << file << ": `import depthmask` in the image needs the staged package on the path";
   EXPECT_TRUE(fs::exists(repo() / "docker" / "healthcheck.sh"));
 }
 
@@ -173,9 +190,12 @@ TEST(DeployFiles, X86ImageBuildsOnCudaDevelAndRunsOnTheMatchingRuntime) {
   const std::vector<Instruction> ins = parse_dockerfile(repo() / "docker" / "Dockerfile");
   const std::vector<Stage> st = stages(ins);
   ASSERT_EQ(st.size(), 2u);
-  EXPECT_EQ(st[0].from, "nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION} AS build");
-  EXPECT_EQ(st[1].from, "nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu${UBUNTU_VERSION}");
   auto args = arg_defaults(ins);
+  // The bases are build arguments (CI passes local Debian ones); their defaults are NVIDIA's pair.
+  EXPECT_EQ(st[0].from, "${BUILD_IMAGE} AS build");
+  EXPECT_EQ(st[1].from, "${RUNTIME_IMAGE}");
+  EXPECT_EQ(args["BUILD_IMAGE"], "nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION}");
+  EXPECT_EQ(args["RUNTIME_IMAGE"], "nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu${UBUNTU_VERSION}");
   EXPECT_EQ(args["CUDA_VERSION"].substr(0, 3), "13.") << "the x86_64 image is CUDA 13.x";
   const dm::BuildTargets t = dm::parse_cuda_architectures(args["CUDA_ARCHITECTURES"], 13000);
   EXPECT_TRUE(t.known);
@@ -214,17 +234,32 @@ TEST(DeployFiles, JetsonImageHasOneStagePairPerJetPackAndItsOwnSm) {
   EXPECT_EQ(verdict(jp7, 11, 0), dm::CompatLevel::Ok);
   EXPECT_EQ(verdict(jp6, 11, 0), dm::CompatLevel::Fail);
   EXPECT_EQ(verdict(jp7, 8, 7), dm::CompatLevel::Fail);
-  // Each JetPack selects its own build and runtime stage.
+  // BUILD=native (the default) selects each JetPack's own build and runtime stage; BUILD=cross-cpu a
+  // build stage on the build machine's platform (no CUDA) and a Debian runtime.
+  EXPECT_EQ(args["BUILD"], "native");
   std::string froms;
   for (const Instruction& i : ins)
     if (i.op == "FROM") froms += i.args + "\n";
-  EXPECT_TRUE(has(froms, "build-jetpack${JETPACK} AS build")) << froms;
-  EXPECT_TRUE(has(froms, "runtime-jetpack${JETPACK}")) << froms;
+  EXPECT_TRUE(has(froms, "build-jetpack${JETPACK} AS build-native\n")) << froms;
+  EXPECT_TRUE(has(froms, "runtime-jetpack${JETPACK} AS runtime-native\n")) << froms;
+  EXPECT_TRUE(has(froms, "--platform=$BUILDPLATFORM ${CROSS_BUILD_IMAGE} AS build-cross-cpu\n")) << froms;
+  EXPECT_TRUE(has(froms, "${CROSS_RUNTIME_IMAGE} AS runtime-cross-cpu\n")) << froms;
+  EXPECT_TRUE(has(froms, "build-${BUILD} AS build\n")) << froms;
+  EXPECT_TRUE(has(froms, "runtime-${BUILD}\n")) << froms;
+  for (const Stage& s : stages(ins)) {
+    if (!has(s.from, "AS build-cross-cpu")) continue;
+    std::string env;
+    for (const Instruction& i : s.body)
+      if (i.op == "ENV") env += i.args;
+    EXPECT_TRUE(has(env, "DEPTHMASK_CROSS=${TARGETARCH}")) << "the cross stage builds for the target platform";
+    EXPECT_FALSE(has(env, "DEPTHMASK_REQUIRE_CUDA=1")) << "the cross stage has no CUDA";
+  }
+  EXPECT_TRUE(fs::exists(repo() / "cmake" / "toolchains" / "debian-arm64.cmake"));
 }
 
 TEST(DeployFiles, TheSharedStepsUseInstallDepsAndTheReleaseOptions) {
   const std::string steps = read_text(repo() / "scripts" / "docker-steps.sh");
-  EXPECT_TRUE(has(steps, "bash scripts/install-deps.sh\n"))
+  EXPECT_TRUE(has(steps, "bash scripts/install-deps.sh \"${deps[@]}\"\n"))
       << "docker-steps.sh build must install with install-deps.sh";
   EXPECT_TRUE(has(steps, "-C cmake/release-options.cmake"))
       << "docker-steps.sh must configure with the release options";
@@ -236,8 +271,10 @@ TEST(DeployFiles, TheSharedStepsUseInstallDepsAndTheReleaseOptions) {
       << "Makefile must configure with cmake/release-options.cmake";
   const std::string ci = read_text(repo() / ".ci" / "run");
   EXPECT_TRUE(has(ci, "bash scripts/install-deps.sh")) << ".ci/run";
-  EXPECT_TRUE(has(ci, "scripts/docker-steps.sh build ")) << ".ci/run must run the images' build steps";
-  EXPECT_TRUE(has(ci, "docker-steps.sh runtime ")) << ".ci/run must run the images' runtime steps";
+  // CI builds and runs the images with a real engine (which run docker-steps.sh in them).
+  EXPECT_TRUE(has(ci, "bash scripts/container-check.sh")) << ".ci/run must build and run the x86_64 image";
+  EXPECT_TRUE(has(ci, "bash scripts/arm64-check.sh"))
+      << ".ci/run must cross-build the arm64 image, run its tests under qemu and compare its outputs";
   // Offline builds: nothing in the build downloads.
   for (auto it = fs::recursive_directory_iterator(repo()); it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
@@ -266,13 +303,8 @@ TEST(DeployFiles, ComposeServicesForRunAndLiveOnX86AndJetson) {
     const std::string dockerfile = s["build"]["dockerfile"].as<std::string>();
     EXPECT_EQ(dockerfile, jetson ? "docker/Dockerfile.jetson" : "docker/Dockerfile");
     EXPECT_TRUE(fs::exists(repo() / "docker" / s["build"]["context"].as<std::string>() / dockerfile));
-    if (jetson) {
-      EXPECT_EQ(s["runtime"].as<std::string>(""), "nvidia");
-    } else {
-      const YAML::Node dev = s["deploy"]["resources"]["reservations"]["devices"][0];
-      EXPECT_EQ(dev["driver"].as<std::string>(""), "nvidia");
-      EXPECT_EQ(dev["capabilities"][0].as<std::string>(""), "gpu");
-    }
+    // The GPU through the NVIDIA runtime on both (a scalar: compose.ci.yaml replaces it with runc).
+    EXPECT_EQ(s["runtime"].as<std::string>(""), "nvidia");
     std::string volumes;
     for (const auto& v : s["volumes"]) volumes += with_defaults(v.as<std::string>()) + "\n";
     EXPECT_TRUE(has(volumes, ":/data:ro") && has(volumes, ":/out\n") && has(volumes, ":/config:ro")) << volumes;
@@ -295,10 +327,33 @@ TEST(DeployFiles, ComposeServicesForRunAndLiveOnX86AndJetson) {
         return j;
       }();
       EXPECT_TRUE(has(joined, "--publish tcp://0.0.0.0:5555")) << joined;
+      EXPECT_TRUE(has(s["command"][4].as<std::string>(""), "${DEPTHMASK_SOURCE:-v4l2:///dev/video"))
+          << "live's source is DEPTHMASK_SOURCE, the camera by default";
+      EXPECT_EQ(s["network_mode"].as<std::string>(""), "host")
+          << "subscribers reach the publisher on the host's network";
     } else {
       EXPECT_EQ(s["restart"].as<std::string>(""), "no");
     }
   }
+}
+
+// docker-compose 1.29 (Debian's) rejects a top-level name: the project is -p depthmask. The CI overlay
+// turns the live service into one that runs anywhere: no GPU runtime, no network, no camera.
+TEST(DeployFiles, ComposeFilesSuitCompose129AndTheCiOverlayDropsTheHardware) {
+  const YAML::Node doc = YAML::LoadFile((repo() / "docker" / "compose.yaml").string());
+  EXPECT_FALSE(doc["name"]) << "docker-compose 1.29 rejects a top-level name: (use -p depthmask)";
+  const YAML::Node ci = YAML::LoadFile((repo() / "docker" / "compose.ci.yaml").string());
+  EXPECT_FALSE(ci["name"]);
+  const YAML::Node live = ci["services"]["live"];
+  ASSERT_TRUE(live.IsMap());
+  EXPECT_EQ(live["runtime"].as<std::string>(""), "runc");
+  EXPECT_EQ(live["network_mode"].as<std::string>(""), "none");
+  ASSERT_TRUE(live["devices"] && live["devices"].size() == 1);
+  EXPECT_EQ(with_defaults(live["devices"][0].as<std::string>()), "/dev/null:/dev/video0");
+  std::string cmd;
+  for (const auto& c : live["command"]) cmd += c.as<std::string>() + " ";
+  EXPECT_TRUE(has(cmd, "--source synthetic://")) << cmd;
+  EXPECT_TRUE(has(cmd, "--config /config/cpu.yaml")) << cmd;
 }
 
 TEST(DeployFiles, PlatformConfigsLoadAndSayWhy) {
@@ -327,4 +382,84 @@ TEST(DeployFiles, DeployGuideNamesTheImagesTheDockerfilesUse) {
   auto x86 = arg_defaults(parse_dockerfile(repo() / "docker" / "Dockerfile"));
   EXPECT_TRUE(has(guide, "nvidia/cuda:" + x86["CUDA_VERSION"] + "-runtime-ubuntu" + x86["UBUNTU_VERSION"]))
       << "docs/DEPLOY.md does not name the x86_64 runtime image";
+}
+
+// The Slurm example (examples/slurm): one array task per shard with `--shard auto`, requeueable, logs
+// appended across attempts; the status job queued afterany (afterok never fires once a task failed);
+// no GPU request in the script itself (a cluster without a gpu GRES rejects it). scripts/slurm-check.sh
+// runs these files on a real cluster in CI.
+TEST(DeployFiles, SlurmExamplesShardAutoRequeueAndAStatusJobAfterAny) {
+  const fs::path dir = repo() / "examples" / "slurm";
+  for (const char* f : {"depthmask-array.sbatch", "depthmask-status.sbatch", "submit.sh", "README.md"})
+    EXPECT_TRUE(fs::exists(dir / f)) << "examples/slurm/" << f;
+  // The #SBATCH lines (sbatch reads them up to the first command) and the commands.
+  auto sbatch_lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream is(text);
+    for (std::string l; std::getline(is, l);)
+      if (l.rfind("#SBATCH ", 0) == 0) out.push_back(l.substr(8));
+    return out;
+  };
+  auto any_of = [](const std::vector<std::string>& v, const std::string& prefix) {
+    for (const std::string& s : v)
+      if (s.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  const std::string array = read_text(dir / "depthmask-array.sbatch");
+  const std::vector<std::string> opts = sbatch_lines(array);
+  EXPECT_TRUE(any_of(opts, "--array=0-")) << "one task per shard, ids from 0";
+  EXPECT_TRUE(any_of(opts, "--requeue"));
+  EXPECT_TRUE(any_of(opts, "--open-mode=append")) << "a requeued task must not truncate its log";
+  EXPECT_FALSE(any_of(opts, "--gres")) << "--gres=gpu:1 belongs on the command line where nodes have GPUs";
+  EXPECT_TRUE(has(array, "--gres=gpu:1")) << "the script says where the GPU request goes";
+  static const std::regex run_line(R"(\nexec "\$depthmask" run [^\n]*--shard auto)");
+  EXPECT_TRUE(std::regex_search(array, run_line)) << "the task must exec `depthmask run ... --shard auto`";
+  const std::string status = read_text(dir / "depthmask-status.sbatch");
+  EXPECT_TRUE(has(status, "\" status \"$2\"")) << "the status job runs `depthmask status OUTPUT_DIR`";
+  const std::string submit = read_text(dir / "submit.sh");
+  EXPECT_TRUE(has(submit, "sbatch --parsable --array=")) << submit;
+  EXPECT_TRUE(has(submit, "--dependency=\"afterany:$array\"")) << "the status job must wait with afterany";
+  EXPECT_FALSE(has(submit, "afterok")) << "afterok is never satisfied once one task has failed";
+  EXPECT_TRUE(has(read_text(dir / "README.md"), "RequeueExit=3,4,143"));
+  // The project's cluster requeues the same codes the example documents.
+  EXPECT_TRUE(has(read_text(repo() / "scripts" / "slurm-cluster.sh"), "\nRequeueExit=3,4,143\n"));
+}
+
+TEST(DeployFiles, KubernetesExamplesExistAndHaveTheirTest) {
+  const fs::path dir = repo() / "examples" / "kubernetes";
+  for (const char* f : {"depthmask-job.yaml", "depthmask-job-jetson.yaml", "depthmask-status-job.yaml", "storage.yaml",
+                        "config.yaml", "README.md"})
+    EXPECT_TRUE(fs::exists(dir / f)) << "examples/kubernetes/" << f;
+  // Field by field in Python (PyYAML), registered with ctest.
+  EXPECT_TRUE(fs::exists(repo() / "tests" / "deploy" / "test_kubernetes.py"));
+  EXPECT_TRUE(has(read_text(repo() / "tests" / "CMakeLists.txt"), "deploy/test_kubernetes.py"));
+  EXPECT_TRUE(has(read_text(repo() / "scripts" / "install-deps.sh"), "python3-yaml"));
+  EXPECT_TRUE(fs::exists(repo() / "scripts" / "k8s-index-check.sh"));
+}
+
+// CI runs the Kubernetes Job's containers in the image the container stage built, so after it.
+TEST(DeployFiles, CiRunsTheKubernetesIndexCheckOnTheImageTheContainerStageBuilt) {
+  const std::string ci = read_text(repo() / ".ci" / "run");
+  const size_t k8s = ci.find("\ntime bash scripts/k8s-index-check.sh depthmask:cuda13");
+  ASSERT_NE(k8s, std::string::npos) << ".ci/run must call `time bash scripts/k8s-index-check.sh depthmask:cuda13`";
+  const size_t containers = ci.find("\ntime bash scripts/container-check.sh");
+  ASSERT_NE(containers, std::string::npos);
+  EXPECT_LT(containers, k8s) << "the image is built by the container stage";
+  EXPECT_TRUE(has(read_text(repo() / "scripts" / "container-check.sh"), "-t depthmask:cuda13"));
+  const size_t tests = ci.find("\nmake test");
+  ASSERT_NE(tests, std::string::npos);
+  EXPECT_LT(k8s, tests);
+}
+
+// CI runs the Slurm check after the container stage and before the final test stages, timed.
+TEST(DeployFiles, CiRunsTheSlurmCheckAfterTheContainers) {
+  const std::string ci = read_text(repo() / ".ci" / "run");
+  const size_t slurm = ci.find("\ntime bash scripts/slurm-check.sh");
+  ASSERT_NE(slurm, std::string::npos) << ".ci/run must call `time bash scripts/slurm-check.sh`";
+  const size_t containers = ci.find("bash scripts/container-check.sh");
+  ASSERT_NE(containers, std::string::npos);
+  EXPECT_LT(containers, slurm) << "the Slurm stage comes after the container stage";
+  const size_t tests = ci.find("\nmake test");
+  ASSERT_NE(tests, std::string::npos);
+  EXPECT_LT(slurm, tests) << "the Slurm stage comes before the final test stages";
 }

@@ -117,6 +117,12 @@ struct RunConfig {
   // Threads of the batch pipeline (oneTBB), for the run: 0 = one per hardware thread; n = n, fewer to
   // leave cores to other work (a robot's stack beside it), more than the cores to oversubscribe them.
   int threads = 0;
+  // Sharded runs (shard.h): "" = none (every frame), "K/N" = shard K of N (0-based), "auto" = from a
+  // job engine's variables (Slurm arrays, Kubernetes Indexed Jobs).
+  std::string shard;
+  // The shard count for run.shard auto under Kubernetes (JOB_COMPLETION_INDEX carries no count);
+  // 0 = from DEPTHMASK_SHARD_COUNT.
+  int shard_count = 0;
 };
 
 // live.mask: masks besides the frames' own (the mask stream), AND-ed with it. All empty: the mask

@@ -38,6 +38,7 @@ enum dm_status {
   DM_ERROR_CONFIG = 2,       /**< a bad configuration key or value, or a call the configuration cannot serve */
   DM_ERROR_PLATFORM = 3,     /**< the backend cannot run here (no GPU, a CUDA error) */
   DM_ERROR_RESOURCE = 4,     /**< out of memory, disk full, an output folder gone */
+  DM_ERROR_BUSY = 5,         /**< another process runs the same shard of the same output folder */
   DM_ERROR_INTERNAL = 70,    /**< a bug: please report the message */
   DM_ERROR_INTERRUPTED = 130 /**< cancelled (dm_masker_cancel) */
 };

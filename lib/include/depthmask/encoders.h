@@ -9,7 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
@@ -42,9 +45,13 @@ class FileBytes {
 
 // Writes `bytes` to a temporary file in path's folder, optionally fsyncs it, then renames it over
 // `path`, so readers see the old file or the new one, never a torn one. Throws OutputError naming
-// the file and the system error; the temporary file is removed on failure.
-void write_file_atomic(const std::filesystem::path& path, const FileBytes& bytes, bool fsync);
-void write_file_atomic(const std::filesystem::path& path, const void* data, size_t bytes, bool fsync);
+// the file and the system error; the temporary file is removed on failure. The temporary file is
+// ".<name>.tmp@<host>-<pid>-<shard>-<n>" (TempFileOwner), `shard` being the writer's shard_tag
+// (shard.h: "KofN", or "all", the default).
+void write_file_atomic(const std::filesystem::path& path, const FileBytes& bytes, bool fsync,
+                       std::string_view shard = "all");
+void write_file_atomic(const std::filesystem::path& path, const void* data, size_t bytes, bool fsync,
+                       std::string_view shard = "all");
 
 // A .npy (format 1.0) image of a CV_32FC1 matrix: '<f4', C order, shape (rows, cols). npy_file's
 // parts are the header and views of `f32`'s rows (as tiff_file's); encode_npy is one vector.
@@ -128,9 +135,24 @@ struct OutputFile {
 };
 uint32_t crc32_of(const void* data, size_t bytes, uint32_t crc = 0);
 
+// Who wrote a temporary file of write_file_atomic (".<name>.tmp@<host>-<pid>-<shard>-<n>") or a
+// folder probe of ensure_output_dir (".depthmask-write-test@<host>-<pid>"), from its file name; the
+// names of earlier versions (".<name>.tmp-<pid>-<n>", ".depthmask-write-test-<pid>") give no host.
+// The host (host_name(): no '@') may hold '-' and '.': the name splits at its last '@', and the pid,
+// shard and counter (none holds a '-') are taken from the right. nullopt: not such a file.
+struct TempFileOwner {
+  std::optional<std::string> host;  // none: an earlier version's name
+  pid_t pid = 0;
+  std::string shard;  // a temporary file's shard_tag; empty for a probe or an earlier name
+};
+std::optional<TempFileOwner> temp_file_owner(const std::string& file_name);
+
 // Removes what an interrupted (killed) run left in `dir` and its subfolders: the temporary files of
-// write_file_atomic and the folder probe of ensure_output_dir, whose process is no longer running.
-// Returns how many were removed; never throws (a file that cannot be removed is skipped).
+// write_file_atomic and the folder probe of ensure_output_dir, written on this host (host_name())
+// by a process that is no longer running. Other hosts' files are left alone: on a shared folder
+// their writers may be at work, and a pid says nothing across machines. Names without a host
+// (earlier versions) are judged by their pid alone, as before. Returns how many were removed;
+// never throws (a file that cannot be removed is skipped).
 size_t remove_stale_temp_files(const std::filesystem::path& dir);
 
 // Checks that `dir` exists or can be created and is writable (by creating and removing a probe file).

@@ -1,7 +1,7 @@
 // Error types and the failure taxonomy of depthmask.
 //
 // Every error is a depthmask::Error of one Failure class (depthmask/kernels/errors.h, re-exported
-// here): input, config, platform, resource, interrupted, internal. failure_of() classifies any
+// here): input, config, platform, resource, interrupted, internal, busy. failure_of() classifies any
 // exception, the foreign ones too (std::bad_alloc is out of memory), in one place that the batch, the
 // live runner and the CLI share; exit_code() gives the CLI's exit code of a class. Messages are
 // complete sentences naming the file, frame or key involved.
@@ -47,12 +47,15 @@ class InterruptedError : public Error {
 Failure failure_of(const std::exception& e) noexcept;
 Failure failure_of(const std::exception_ptr& e) noexcept;
 
-// Of two failure classes the one that decides a run's exit code: interrupted > internal > platform >
-// resource > config > input (a run with frames failed for input and for memory exits 4).
+// Of two failure classes the one that decides a run's exit code: interrupted > busy > internal >
+// platform > resource > config > input (a run with frames failed for input and for memory exits 4).
 Failure most_severe(Failure a, Failure b) noexcept;
 
-// The CLI's exit code of a failure class: 1 input, 2 config, 3 platform, 4 resource, 130
-// interrupted, 70 internal (EX_SOFTWARE). 0 means success and is no class.
+// The CLI's exit code of a failure class, chosen so that a scheduler can act on it
+// (docs/RELIABILITY.md's table): 1 input and 2 config (retrying cannot help), 3 platform and 4
+// resource (another node or a later try may succeed), 5 busy (another process is doing this work:
+// do not retry), 70 internal (EX_SOFTWARE), 130 interrupted (the CLI gives 128 + the signal: 143 for
+// SIGTERM). 0 means success and is no class.
 int exit_code(Failure f) noexcept;
 
 }  // namespace depthmask

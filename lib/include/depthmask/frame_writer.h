@@ -75,6 +75,7 @@ class FrameWriter {
 
  private:
   const Config* c_;
+  std::string shard_tag_;  // in the temporary files' names (shard.h)
   MemoryBackend* backend_;
   Backprojector backprojector_;
 };

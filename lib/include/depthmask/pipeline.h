@@ -62,6 +62,8 @@ struct RunSummary {
   // Why the resume manifest could not be saved at the end (disk full, output folder gone ...): the
   // frames counted ok have their outputs, but a re-run redoes those not recorded. Empty: saved.
   std::string manifest_error;
+  std::string shard;     // "K/N" when run.shard made this run one shard (shard.h); empty: every frame
+  std::string manifest;  // this run's manifest, a file name in output.dir (manifest_name)
   StartupTimes startup;
 
   double fps() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0.0; }
@@ -72,7 +74,8 @@ struct RunSummary {
 };
 
 // The CLI's exit code of a finished batch: 0 when summary.failure() is empty, else its exit_code()
-// (130 interrupted, 70 internal, 3 platform, 4 resource, 1 input).
+// (130 interrupted, 70 internal, 3 platform, 4 resource, 1 input). A run refused because its shard
+// is busy throws ShardBusyError (shard.h, exit code 5) and returns no summary.
 int exit_code(const RunSummary& summary);
 
 // What the caller (the CLI) sees as the run goes: called in listing order, one call at a time, from

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct PlatformInfo {
   std::string driver_release;  // "580.65.06" where /proc/driver/nvidia/version tells, else ""
   BuildTargets build;          // the architectures and toolkit the kernels were built for
   std::vector<DeviceInfo> devices;
+  // CUDA_VISIBLE_DEVICES as this process saw it (CUDA applies it itself: `devices` are the visible
+  // ones, numbered from 0); none when it is not set.
+  std::optional<std::string> cuda_visible_devices;
 };
 
 // Queries the CUDA driver and every device's attributes. Free/total memory and the driver's choice of
@@ -66,12 +70,18 @@ struct BackendChoice {
 // backend the platform cannot provide throws PlatformError (never a silent downgrade).
 BackendChoice choose_backend(const BackendConfig& requested, const PlatformInfo& platform);
 
+// When CUDA_VISIBLE_DEVICES is set (a job engine's GPU per task): one sentence with its value, the
+// devices it leaves visible and the one `choice` uses; empty when it is not set.
+std::string device_visibility(const BackendChoice& choice, const PlatformInfo& platform);
+
 namespace detail {
 // True once this process has initialised CUDA through the library: probe_platform() (the first CUDA call
 // on every GPU path; also a CPU-only build's, so its tests hold there) or a GPU backend's start. Never set
 // by backend.kind: cpu (tests/unit/test_startup.cpp; the driver's view: tests/gpu/test_startup_gpu.cpp).
 bool cuda_initialised() noexcept;
 void note_cuda_initialised() noexcept;
+// CUDA_VISIBLE_DEVICES, or none when it is not set (PlatformInfo::cuda_visible_devices).
+std::optional<std::string> cuda_visible_devices_env();
 }  // namespace detail
 
 }  // namespace depthmask

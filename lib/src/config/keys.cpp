@@ -1,14 +1,17 @@
 // The configuration tables: one row per key, in --print-config's order. A row names the key, its
 // field, how it is read (limits and messages) and written (codecs.h), and one doc line; `.not_hashed()`
-// keeps it out of the settings hash (it does not shape the outputs), `.only({...})` names the layouts
-// it applies to (a "has no effect" warning for the others). The default is the field's initializer in
-// config.h. Adding a key: its field in config.h and one row here.
+// keeps it out of the settings hash (it does not shape the outputs), `.not_in_hash_text()` out of the
+// hash's text too (a key added after manifests existed: adding it must not change their hash),
+// `.only({...})` names the layouts it applies to (a "has no effect" warning for the others). The
+// default is the field's initializer in config.h. Adding a key: its field in config.h and one row
+// here (outside the hash: `.not_in_hash_text()`).
 #include <limits>
 #include <map>
 #include <stdexcept>
 
 #include "config/codecs.h"
 #include "depthmask/kernels/mask_rule.h"
+#include "depthmask/shard.h"
 
 namespace depthmask {
 
@@ -21,6 +24,7 @@ bool is_source_uri(const std::string& s) { return s.find("://") != std::string::
 bool is_endpoint_or_off(const std::string& e) {
   return e.empty() || e.rfind("tcp://", 0) == 0 || e.rfind("ipc://", 0) == 0 || e.rfind("inproc://", 0) == 0;
 }
+bool is_shard_text(const std::string& s) { return is_shard_spec(s); }
 bool no_distortion(const Config& c) { return c.registration.depth_distortion.model == DistortionModel::None; }
 
 std::vector<Key> input_keys() {
@@ -114,6 +118,15 @@ std::vector<Key> run_keys() {
       key("force", &S::force, Flag{}, "redo frames the manifest records as finished"),
       key("frames_in_flight", &S::frames_in_flight, Int<int>{0, 256}, "frames in flight at once; 0 = by the machine"),
       key("threads", &S::threads, Int<int>{0, 256}, "threads of the batch pipeline; 0 = one per hardware thread"),
+      key("shard", &S::shard,
+          Text{true, false, true, is_shard_text,
+               "expected \"\" (no sharding), auto (from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX) or K/N "
+               "with 0 <= K < N (shard K of N, 0-based)"},
+          "this run's share of the frames: \"\" (all), K/N, or auto (from the job engine)")
+          .not_in_hash_text(),
+      key("shard_count", &S::shard_count, Int<int>{0, static_cast<int64_t>(kMaxShards)},
+          "the shard count for run.shard auto with JOB_COMPLETION_INDEX; 0 = from DEPTHMASK_SHARD_COUNT")
+          .not_in_hash_text(),
   };
 }
 

@@ -66,6 +66,10 @@ struct Key {
   std::string name;  // within its section: "scale"
   std::string doc;   // one line: what the value means
   bool hashed = true;
+  // Written into the settings hash's text (at its default when not hashed). Keys added after manifests
+  // existed and outside the hash are left out of it, so that adding them changes no settings hash:
+  // every manifest written before stays resumable.
+  bool in_hash_text = true;
   uint32_t layouts = 0;  // bit (1 << InputLayout) per layout the key applies to; 0: every layout
   // A value: read it from YAML into its field, write it, copy it from another Config, and tell
   // whether an address (and type) is its field (Config::set).
@@ -82,6 +86,12 @@ struct Key {
   // layouts only (a "has no effect" warning for the others).
   Key not_hashed() && {
     hashed = false;
+    return std::move(*this);
+  }
+  // A key outside the hash that is not in its text either (in_hash_text).
+  Key not_in_hash_text() && {
+    hashed = false;
+    in_hash_text = false;
     return std::move(*this);
   }
   Key only(std::initializer_list<InputLayout> ls) && {

@@ -18,6 +18,7 @@ enum class Failure {
   Resource,     // out of memory of any kind, disk full, the output folder gone, the manifest not saved
   Interrupted,  // the run was asked to stop (SIGINT, SIGTERM, a cancel call)
   Internal,     // a bug: a broken invariant or an exception nobody expected
+  Busy,         // another process is doing this work (the same shard of the same output folder)
 };
 
 inline std::string_view to_string(Failure f) noexcept {
@@ -34,6 +35,8 @@ inline std::string_view to_string(Failure f) noexcept {
       return "interrupted";
     case Failure::Internal:
       return "internal";
+    case Failure::Busy:
+      return "busy";
   }
   return "internal";
 }
