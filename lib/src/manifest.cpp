@@ -154,38 +154,6 @@ std::string describe(const OutputCheck& check, const OutputFile& file) {
   return name + " cannot be read";
 }
 
-std::string manifest_file_name(const std::optional<ManifestShard>& shard) {
-  if (!shard) return kManifestName;
-  return "depthmask-manifest.shard-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) + ".json";
-}
-
-namespace {
-
-// K and N of "depthmask-manifest.shard-K-of-N.json" (decimal, no sign or leading zeros, K < N).
-std::optional<ManifestShard> shard_of_name(const std::string& name) {
-  const std::string head = "depthmask-manifest.shard-", tail = ".json";
-  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
-      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
-    return std::nullopt;
-  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
-  const size_t of = mid.find("-of-");
-  if (of == std::string::npos) return std::nullopt;
-  auto number = [](const std::string& t) -> std::optional<size_t> {
-    if (t.empty() || t.size() > 9 || (t.size() > 1 && t[0] == '0')) return std::nullopt;
-    size_t v = 0;
-    for (const char ch : t) {
-      if (ch < '0' || ch > '9') return std::nullopt;
-      v = v * 10 + static_cast<size_t>(ch - '0');
-    }
-    return v;
-  };
-  const auto k = number(mid.substr(0, of)), n = number(mid.substr(of + 4));
-  if (!k || !n || *k >= *n) return std::nullopt;
-  return ManifestShard{*k, *n};
-}
-
-}  // namespace
-
 std::vector<ManifestFileName> list_manifests(const fs::path& dir) {
   std::vector<ManifestFileName> out;
   std::error_code ec;
@@ -195,15 +163,12 @@ std::vector<ManifestFileName> list_manifests(const fs::path& dir) {
   DM_EXPECT(fs::is_directory(st), InputError, "'" << dir.string() << "' is not a folder");
   fs::directory_iterator it(dir, ec);
   DM_EXPECT(!ec, InputError, "'" << dir.string() << "' cannot be listed: " << ec.message());
-  const std::string prefix = "depthmask-manifest";
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.size() < prefix.size() + 5 || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - 5, 5, ".json") != 0)
-      continue;
+    if (!is_manifest_name(name)) continue;
     std::error_code fec;
     if (!it->is_regular_file(fec)) continue;
-    ManifestFileName m{it->path(), shard_of_name(name), true};
+    ManifestFileName m{it->path(), manifest_shard(name), true};
     m.recognised = name == kManifestName || m.shard.has_value();
     out.push_back(std::move(m));
   }

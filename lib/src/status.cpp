@@ -332,7 +332,7 @@ std::string DatasetStatus::to_text(size_t limit) const {
   }
   if (missing_shard_count > 0) {
     t << "  no manifest for " << missing_shard_count << " shard(s):";
-    for (const ManifestShard& k : missing_shards) t << " " << k.index << "/" << k.count;
+    for (const Shard& k : missing_shards) t << " " << k.index << "/" << k.count;
     if (missing_shard_count > missing_shards.size()) t << " …";
     t << "\n";
   }
@@ -419,7 +419,7 @@ std::string DatasetStatus::to_json(bool with_lists) const {
   }
   j["missing_shard_count"] = missing_shard_count;
   j["missing_shards"] = Json::array();
-  for (const ManifestShard& k : missing_shards) j["missing_shards"].push_back({{"index", k.index}, {"count", k.count}});
+  for (const Shard& k : missing_shards) j["missing_shards"].push_back({{"index", k.index}, {"count", k.count}});
   j["totals"] = {{"frames", listed ? Json(frames) : Json(nullptr)},
                  {"done", done},
                  {"failed", failures.size()},

@@ -66,8 +66,8 @@ class Status : public ::testing::Test {
     return m;
   }
   // Writes `m` as the unsharded manifest (no shard) or as shard k of n.
-  void write(const dm::Manifest& m, std::optional<dm::ManifestShard> shard = std::nullopt) const {
-    dmtest::write_text(out() / dm::manifest_file_name(shard), m.to_json());
+  void write(const dm::Manifest& m, std::optional<dm::Shard> shard = std::nullopt) const {
+    dmtest::write_text(out() / dm::manifest_name(shard), m.to_json());
   }
 
   dm::DatasetStatus status(bool listed = true, bool verify = false, bool with_settings = true) const {
@@ -95,8 +95,8 @@ const dm::ManifestStatus& named(const dm::DatasetStatus& s, const std::string& f
 // Names
 
 TEST(ManifestNames, ShardNamesRoundTripAndOddNamesAreListedApart) {
-  EXPECT_EQ(dm::manifest_file_name(std::nullopt), "depthmask-manifest.json");
-  EXPECT_EQ(dm::manifest_file_name(dm::ManifestShard{3, 16}), "depthmask-manifest.shard-3-of-16.json");
+  EXPECT_EQ(dm::manifest_name(std::nullopt), "depthmask-manifest.json");
+  EXPECT_EQ(dm::manifest_name(dm::Shard{3, 16}), "depthmask-manifest.shard-3-of-16.json");
   TempDir tmp;
   for (const char* name :
        {"depthmask-manifest.shard-1-of-2.json", "depthmask-manifest.shard-10-of-12.json",
@@ -135,8 +135,8 @@ TEST_F(Status, ShardsAreTotalledAndAFrameInSeveralManifestsCountsOnce) {
   plain.frames[key(0)] = record(0);  // also recorded unsharded (an earlier run)
   s1.frames[key(2)] = record(2);     // and by the other shard
   write(plain);
-  write(s0, dm::ManifestShard{0, 2});
-  write(s1, dm::ManifestShard{1, 2});
+  write(s0, dm::Shard{0, 2});
+  write(s1, dm::Shard{1, 2});
 
   const dm::DatasetStatus s = status();
   ASSERT_EQ(s.manifests.size(), 3u);
@@ -172,8 +172,8 @@ TEST_F(Status, AFailureDoneInAnotherManifestCountsAsDoneAndOneThatStandsIsListed
   s1.failures[key(1)] = {"000001", dm::Failure::Resource, "frame 000001 (#2): disk full"};  // done in shard 0
   s1.frames[key(3)] = record(3);
   s1.frames[key(5)] = record(5);
-  write(s0, dm::ManifestShard{0, 2});
-  write(s1, dm::ManifestShard{1, 2});
+  write(s0, dm::Shard{0, 2});
+  write(s1, dm::Shard{1, 2});
 
   const dm::DatasetStatus s = status();
   EXPECT_EQ(s.done, 5u);
@@ -202,8 +202,8 @@ TEST_F(Status, WithSettingsOnlyTheirRecordsCountAndMixedSettingsWithoutThemAreNo
   for (int i : {0, 1, 2, 3}) mine.frames[key(i)] = record(i);
   for (int i : {0, 1, 2, 3, 4, 5}) theirs.frames[key(i)] = record(i);
   theirs.failures[key(0)] = {"000000", dm::Failure::Input, "bad"};
-  write(mine, dm::ManifestShard{0, 2});
-  write(theirs, dm::ManifestShard{1, 2});
+  write(mine, dm::Shard{0, 2});
+  write(theirs, dm::Shard{1, 2});
 
   const dm::DatasetStatus s = status();
   const dm::ManifestStatus& t = named(s, "depthmask-manifest.shard-1-of-2.json");
@@ -232,12 +232,12 @@ TEST_F(Status, ACorruptManifestIsNamedAndCountsForNothing) {
   dm::Manifest s0 = manifest(), s1 = manifest();
   for (int i : {0, 1, 2}) s0.frames[key(i)] = record(i);
   for (int i : {3, 4, 5}) s1.frames[key(i)] = record(i);
-  write(s0, dm::ManifestShard{0, 2});
+  write(s0, dm::Shard{0, 2});
   const std::string good = s1.to_json();
   for (const std::string& text : {good.substr(0, good.size() - 10), std::string(), std::string("garbage \x01\xff"),
                                   std::string("{\"format\": \"depthmask-manifest\", \"version\": 7}")}) {
     SCOPED_TRACE(text.substr(0, 40));
-    dmtest::write_text(out() / dm::manifest_file_name(dm::ManifestShard{1, 2}), text);
+    dmtest::write_text(out() / dm::manifest_name(dm::Shard{1, 2}), text);
     const dm::DatasetStatus s = status();
     const dm::ManifestStatus& bad = named(s, "depthmask-manifest.shard-1-of-2.json");
     EXPECT_FALSE(bad.error.empty());
@@ -311,7 +311,7 @@ TEST_F(Status, RecordsTheInputDoesNotListAndUnrecordedFrames) {
   for (int i : {0, 1}) m.frames[key(i)] = record(i);
   m.frames["depth/999999.png"] = record(0);
   m.failures["depth/999998.png"] = {"999998", dm::Failure::Input, "gone"};
-  write(m, dm::ManifestShard{0, 3});
+  write(m, dm::Shard{0, 3});
 
   const dm::DatasetStatus s = status();
   EXPECT_EQ(s.manifests[0].not_listed, 1u);
@@ -330,7 +330,7 @@ TEST_F(Status, RecordsTheInputDoesNotListAndUnrecordedFrames) {
   // Without a frame list a missing shard manifest leaves the folder incomplete.
   for (int i : {2, 3, 4, 5}) m.frames[key(i)] = record(i);
   m.failures.clear();
-  write(m, dm::ManifestShard{0, 3});
+  write(m, dm::Shard{0, 3});
   const dm::DatasetStatus u = status(false, false, false);
   EXPECT_TRUE(u.failures.empty() && u.missing.empty());
   EXPECT_FALSE(u.complete());
@@ -360,10 +360,10 @@ TEST_F(Status, TextListsAreCappedAndTheJsonHoldsEveryNumber) {
   dm::Manifest s0 = manifest();
   s0.frames[key(0)] = record(0);
   s0.failures[key(2)] = {"000002", dm::Failure::Input, "bad \"quoted\" \xff byte"};
-  write(s0, dm::ManifestShard{0, 2});
+  write(s0, dm::Shard{0, 2});
   dm::Manifest s1 = manifest();
   s1.frames[key(1)] = record(1);
-  write(s1, dm::ManifestShard{1, 2});
+  write(s1, dm::Shard{1, 2});
 
   const dm::DatasetStatus s = status();
   EXPECT_EQ(s.rerun_keys(), (std::vector<std::string>{key(2), key(3), key(4), key(5)})) << "in frame order";
@@ -415,7 +415,7 @@ TEST_F(Status, AHeadFieldItDoesNotKnowSuchAsTheShardsOwnIsIgnored) {
   const std::string at = "\"version\":2,";
   ASSERT_NE(text.find(at), std::string::npos);
   text.insert(text.find(at) + at.size(), "\"shard\":{\"index\":0,\"count\":1},");
-  dmtest::write_text(out() / dm::manifest_file_name(dm::ManifestShard{0, 1}), text);
+  dmtest::write_text(out() / dm::manifest_name(dm::Shard{0, 1}), text);
   const dm::DatasetStatus s = status();
   EXPECT_TRUE(s.manifests.at(0).error.empty()) << s.manifests.at(0).error;
   EXPECT_TRUE(s.complete());
@@ -472,7 +472,7 @@ TEST(StatusMemory, AManifestOf300000RecordsIsNeverHeldWhole) {
   constexpr size_t kRecords = 300000;
   {
     // Written line by line with the writer's own pieces: the test holds no document either.
-    std::ofstream m(out / dm::manifest_file_name(dm::ManifestShard{0, 1}), std::ios::binary);
+    std::ofstream m(out / dm::manifest_name(dm::Shard{0, 1}), std::ios::binary);
     m << dm::Manifest::head_text("0123456789abcdef", dm::HistogramSpec{0.0, 10.0, 32});
     const dm::FrameStats stats{1000, 307200, std::vector<uint64_t>(32, 31)};
     for (size_t i = 0; i < kRecords; ++i) {
@@ -485,7 +485,7 @@ TEST(StatusMemory, AManifestOf300000RecordsIsNeverHeldWhole) {
       << dm::Manifest::tail_text();
   }
   const auto manifest_mb =
-      static_cast<double>(fs::file_size(out / dm::manifest_file_name(dm::ManifestShard{0, 1}))) / (1024.0 * 1024.0);
+      static_cast<double>(fs::file_size(out / dm::manifest_name(dm::Shard{0, 1}))) / (1024.0 * 1024.0);
   {
     std::ofstream clear("/proc/self/clear_refs");
     clear << "5";

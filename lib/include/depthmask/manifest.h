@@ -50,23 +50,11 @@ namespace depthmask {
 
 inline constexpr const char* kManifestName = "depthmask-manifest.json";
 
-// Which part of a run a manifest records: shard `index` (0-based) of `count`, as `run --shard K/N`
-// splits the frame list; each shard keeps its own manifest beside the unsharded one.
-struct ManifestShard {
-  size_t index = 0;
-  size_t count = 1;
-  bool operator==(const ManifestShard& o) const { return index == o.index && count == o.count; }
-};
-
-// The manifest's file name in output.dir: depthmask-manifest.json unsharded, else
-// depthmask-manifest.shard-K-of-N.json.
-std::string manifest_file_name(const std::optional<ManifestShard>& shard);
-
 // One manifest file of an output folder, as list_manifests finds it.
 struct ManifestFileName {
   std::filesystem::path path;
-  std::optional<ManifestShard> shard;  // none: the unsharded depthmask-manifest.json, or another name
-  bool recognised = true;              // false: a depthmask-manifest*.json of neither form (a copy ...)
+  std::optional<Shard> shard;  // none: the unsharded depthmask-manifest.json, or another name
+  bool recognised = true;      // false: a depthmask-manifest*.json of neither form (a copy ...)
 };
 
 // Every regular file named depthmask-manifest*.json in `dir` (not recursive): the unsharded one

@@ -36,19 +36,19 @@ struct StatusOptions {
 
 // What one manifest file holds, and how much of it counts.
 struct ManifestStatus {
-  std::string file;                    // the file name in the folder
-  std::optional<ManifestShard> shard;  // none: unsharded (or an unrecognised name)
-  bool recognised = true;              // the unsharded name or a shard's (list_manifests)
-  std::string error;                   // not empty: unreadable or corrupt, and nothing of it counts
-  int version = 0;                     // as read
-  std::string settings;                // its settings hash
-  bool other_settings = false;         // not StatusOptions::settings: none of its records count
-  size_t records = 0;                  // frame records
-  size_t done = 0;                     // frames done that no earlier manifest (in list order) counts already
-  size_t duplicates = 0;               // records of frames an earlier manifest counts done
-  size_t invalid = 0;                  // records whose outputs are missing, of another size or (--verify) CRC
-  size_t stale = 0;                    // records whose frame's inputs changed since (with a frame list)
-  size_t not_listed = 0;               // records of frames the input does not list (with a frame list)
+  std::string file;             // the file name in the folder
+  std::optional<Shard> shard;   // none: unsharded (or an unrecognised name)
+  bool recognised = true;       // the unsharded name or a shard's (list_manifests)
+  std::string error;            // not empty: unreadable or corrupt, and nothing of it counts
+  int version = 0;              // as read
+  std::string settings;         // its settings hash
+  bool other_settings = false;  // not StatusOptions::settings: none of its records count
+  size_t records = 0;           // frame records
+  size_t done = 0;              // frames done that no earlier manifest (in list order) counts already
+  size_t duplicates = 0;        // records of frames an earlier manifest counts done
+  size_t invalid = 0;           // records whose outputs are missing, of another size or (--verify) CRC
+  size_t stale = 0;             // records whose frame's inputs changed since (with a frame list)
+  size_t not_listed = 0;        // records of frames the input does not list (with a frame list)
   size_t failure_records = 0;
   size_t failed = 0;      // its failure records of frames not done in any manifest
   size_t superseded = 0;  // its failure records of frames done in some manifest
@@ -76,7 +76,7 @@ struct DatasetStatus {
   std::vector<ManifestStatus> manifests;  // list_manifests' order
   // Shards K/N with no manifest where other shards of N have one: how many, and the first 100.
   size_t missing_shard_count = 0;
-  std::vector<ManifestShard> missing_shards;
+  std::vector<Shard> missing_shards;
   std::optional<std::string> settings;     // StatusOptions::settings
   std::vector<std::string> settings_seen;  // the distinct settings of the readable manifests
   bool listed = false;                     // judged against a frame list
