@@ -92,7 +92,7 @@ one=$(best 0)
 many=$(best "$shards")
 
 # The sharded folder holds the single process's outputs, byte for byte (bookkeeping aside).
-if ! diff -rq -x 'depthmask-manifest*' -x 'depthmask-run.json' "$dir/out-0" "$dir/out-$shards" >/dev/null; then
+if ! diff -rq -x 'depthmask-manifest*' -x 'depthmask-run*' "$dir/out-0" "$dir/out-$shards" >/dev/null; then
   echo "shards: the sharded outputs differ from the single process's" >&2
   exit 1
 fi

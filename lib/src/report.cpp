@@ -410,26 +410,54 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
   std::vector<ReportFrame> frames;
   FrameStats all;  // every frame's, summed: the histogram
   std::vector<ManifestFailure> failures;
-  std::optional<ManifestHead> head;
-  const fs::path manifest = dir / kManifestName;
-  if (fs::exists(manifest, ec)) {
-    std::ifstream in(manifest, std::ios::binary);
-    DM_EXPECT(in, InputError, "'" << manifest.string() << "' cannot be opened for reading");
-    head = read_manifest(
-        in, manifest.string(),
+  // Every manifest of the folder (list_manifests: the unsharded one first, then the shards'): a frame
+  // counts once, from the first that records it; a failure only while no manifest records the frame
+  // done. A manifest of other settings than the first describes other outputs: left out.
+  std::optional<ManifestHead> head;  // the first manifest's
+  std::vector<std::string> manifests_read;
+  std::vector<Shard> shards_read;
+  std::set<std::string> done_keys;
+  std::vector<std::pair<std::string, ManifestFailure>> keyed_failures;
+  for (const ManifestFileName& m : list_manifests(dir)) {
+    if (!m.recognised) continue;
+    std::ifstream in(m.path, std::ios::binary);
+    DM_EXPECT(in, InputError, "'" << m.path.string() << "' cannot be opened for reading");
+    std::vector<ReportFrame> mine;
+    FrameStats mine_sum;
+    std::vector<std::pair<std::string, ManifestFailure>> mine_failures;
+    const ManifestHead h = read_manifest(
+        in, m.path.string(),
         [&](const std::string& key, ManifestRecord&& r) {
+          if (done_keys.count(key) != 0) return;
           // A frame keeps its counts; its histogram goes into the sum (a million frames' histograms
           // are not held).
           if (r.stats) {
-            all.add(*r.stats);
+            mine_sum.add(*r.stats);
             r.stats->hist = {};
           }
           ReportFrame f{key, std::move(r.id), {}, std::move(r.stats)};
           for (OutputFile& file : r.files) f.files.push_back(std::move(file.name));
-          frames.push_back(std::move(f));
+          mine.push_back(std::move(f));
         },
-        [&](const std::string&, ManifestFailure&& f) { failures.push_back(std::move(f)); });
+        [&](const std::string& key, ManifestFailure&& f) { mine_failures.emplace_back(key, std::move(f)); });
+    if (head && h.settings != head->settings) {
+      detail::log().warn("report: leaving out '{}': its settings ({}) are not those of '{}' ({})", m.path.string(),
+                         h.settings, manifests_read.front(), head->settings);
+      continue;
+    }
+    if (!head) head = h;
+    manifests_read.push_back(m.path.filename().string());
+    if (m.shard) shards_read.push_back(*m.shard);
+    all.add(mine_sum);
+    for (ReportFrame& f : mine) {
+      done_keys.insert(f.key);
+      frames.push_back(std::move(f));
+    }
+    for (auto& kf : mine_failures) keyed_failures.push_back(std::move(kf));
   }
+  std::set<std::string> failed_keys;
+  for (auto& [key, f] : keyed_failures)
+    if (done_keys.count(key) == 0 && failed_keys.insert(key).second) failures.push_back(std::move(f));
   // Sidecars: the frames themselves without a manifest (all of them: the live runner's folders), and
   // with one the inputs behind composed thumbnails (only the sheet's: read when needed).
   std::map<std::string, Sidecar> sidecars;  // by path relative to dir, without ".json"
@@ -466,7 +494,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
     listed_tried = true;
     if (!record.is_object() || !record.contains("config") || !record["config"].is_string()) return;
     try {
-      const std::string name = (dir / kRunRecordName).string();
+      const std::string name = (dir / kRunRecordName).string();  // in messages only
       // The record spells out every key; read back only those that differ from the defaults, as a
       // file of the user's would say them, so listing warns about none of them.
       const Config full = load_config_text(record["config"].get<std::string>(), name, dir, {});
@@ -495,16 +523,48 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
     return it == listed.end() ? nullptr : &it->second;
   };
 
-  // The run record, when the run wrote one.
-  const fs::path record_path = dir / kRunRecordName;
-  if (fs::exists(record_path, ec)) {
+  // The run record, when the run wrote one: depthmask-run.json, else the records of the shards whose
+  // manifests were read, their counts summed (their configurations differ only in run.shard).
+  auto read_record = [&](const fs::path& path) -> nlohmann::json {
+    if (!fs::exists(path, ec)) return nullptr;
     try {
-      record = nlohmann::json::parse(read_text(record_path));
+      nlohmann::json j = nlohmann::json::parse(read_text(path));
+      if (j.is_object()) return j;
+      detail::log().warn("report: ignoring '{}': not a JSON object", path.string());
     } catch (const std::exception& e) {
-      detail::log().warn("report: ignoring '{}': {}", record_path.string(), e.what());
+      detail::log().warn("report: ignoring '{}': {}", path.string(), e.what());
     }
+    return nullptr;
+  };
+  record = read_record(dir / kRunRecordName);
+  nlohmann::json summary = record.is_object() ? record.value("summary", nlohmann::json()) : nlohmann::json();
+  size_t shard_records = 0;
+  if (!record.is_object())
+    for (const Shard& k : shards_read) {
+      const nlohmann::json r = read_record(dir / run_record_name(k));
+      if (!r.is_object() || !r.contains("summary") || !r["summary"].is_object()) continue;
+      const nlohmann::json& s = r["summary"];
+      if (shard_records++ == 0) {
+        record = r;
+        summary = s;
+        continue;
+      }
+      for (const char* key : {"total", "ok", "failed", "skipped", "skipped_done"})
+        summary[key] = summary.value(key, uint64_t{0}) + s.value(key, uint64_t{0});
+      summary["seconds"] = std::max(summary.value("seconds", 0.0), s.value("seconds", 0.0));
+      if (s.value("interrupted", false)) summary["interrupted"] = true;
+      if (summary.value("manifest_error", std::string()).empty() && !s.value("manifest_error", std::string()).empty())
+        summary["manifest_error"] = s["manifest_error"];
+      if (s.contains("failures") && s["failures"].is_array()) {
+        if (!summary.contains("failures") || !summary["failures"].is_array())
+          summary["failures"] = nlohmann::json::array();
+        for (const auto& f : s["failures"]) summary["failures"].push_back(f);
+      }
+    }
+  if (shard_records > 1) {
+    const double seconds = summary.value("seconds", 0.0);
+    summary["fps"] = seconds > 0 ? static_cast<double>(summary.value("ok", uint64_t{0})) / seconds : 0.0;
   }
-  const nlohmann::json summary = record.is_object() ? record.value("summary", nlohmann::json()) : nlohmann::json();
   if (!head && summary.is_object() && summary.contains("failures") && summary["failures"].is_array())
     for (const auto& f : summary["failures"]) {
       ManifestFailure mf;
@@ -544,12 +604,18 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
     if (summary.value("interrupted", false)) row("interrupted", "yes");
     if (!summary.value("manifest_error", std::string()).empty())
       row("manifest not saved", summary.value("manifest_error", std::string()));
+    if (shard_records > 0)
+      row("run records", grouped(shard_records) + " shard(s)' (depthmask-run.shard-K-of-N.json), counts summed");
   } else {
     row("run record", std::string("none (") + kRunRecordName + " missing: not written by depthmask run)");
   }
   if (head) {
-    row("manifest", std::string(kManifestName) + ", version " + std::to_string(head->version) + ": " +
-                        grouped(frames.size()) + " frame(s) done, " + grouped(failures.size()) + " failed");
+    const std::string names = manifests_read.size() == 1
+                                  ? manifests_read.front()
+                                  : grouped(manifests_read.size()) + " manifests (" + manifests_read.front() + " ... " +
+                                        manifests_read.back() + ")";
+    row("manifest", names + ", version " + std::to_string(head->version) + ": " + grouped(frames.size()) +
+                        " frame(s) done, " + grouped(failures.size()) + " failed");
   } else {
     row("manifest",
         std::string("none (no ") + kManifestName + "): frames read from " + grouped(frames.size()) + " sidecar(s)");

@@ -59,9 +59,15 @@ std::string run_record_json(const Config& c, const RunSummary& s) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+std::string run_record_name(const std::optional<Shard>& shard) {
+  if (!shard) return kRunRecordName;
+  return "depthmask-run.shard-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) + ".json";
+}
+
 void write_run_record(const Config& c, const RunSummary& s) {
   const std::string text = run_record_json(c, s);
-  write_file_atomic(c.output.dir / kRunRecordName, text.data(), text.size(), c.output.fsync, shard_tag(c));
+  const std::optional<Shard> shard = parse_shard(c.run.shard);
+  write_file_atomic(c.output.dir / run_record_name(shard), text.data(), text.size(), c.output.fsync, shard_tag(shard));
 }
 
 }  // namespace depthmask

@@ -25,6 +25,7 @@
 #include "cli_helpers.h"
 #include "depthmask/dataset.h"
 #include "depthmask/manifest.h"
+#include "depthmask/report.h"
 #include "depthmask/shard.h"
 #include "test_support.h"
 
@@ -43,13 +44,13 @@ const std::string kAllFormats = " --set 'output.format=[tiff,npy,exr,png16,ply,j
 const std::string kCleanEnv = "env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX -u DEPTHMASK_SHARD_COUNT ";
 
 // Every file under `dir` that a run writes as an output, by path relative to it: not the run's
-// bookkeeping (manifests, their locks, the run record).
+// bookkeeping (manifests, their locks, the run records: depthmask-run.json and each shard's).
 std::map<std::string, std::vector<uint8_t>> outputs(const fs::path& dir) {
   std::map<std::string, std::vector<uint8_t>> out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     const std::string name = e.path().filename().string();
-    if (dm::is_manifest_name(name) || name == "depthmask-run.json" ||
+    if (dm::is_manifest_name(name) || name.rfind("depthmask-run", 0) == 0 ||
         (name.size() > 5 && name.compare(name.size() - 5, 5, ".lock") == 0))
       continue;
     out[e.path().lexically_relative(dir).generic_string()] = dmtest::read_bytes(e.path());
@@ -208,6 +209,22 @@ TEST_F(Shards, FourShardsAtOnceTogetherEqualOneUnshardedRun) {
     EXPECT_FALSE(fs::exists(out() / (name + ".lock")));
   }
   EXPECT_EQ(recorded_anywhere(out()), all_keys());
+  // A run record per shard beside its manifest: no shard overwrites another's.
+  EXPECT_FALSE(fs::exists(out() / dm::kRunRecordName));
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_TRUE(fs::exists(out() / dm::run_record_name(dm::Shard{k, 4}))) << dm::run_record_name(dm::Shard{k, 4});
+  // The QA report reads every shard's manifest and record: the whole dataset, each frame once.
+  const auto report = dmtest::run_depthmask("report " + dmtest::q(out()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string page = read_text(out() / dm::kReportName);
+  EXPECT_TRUE(contains(page,
+                       "4 manifests (depthmask-manifest.shard-0-of-4.json ... "
+                       "depthmask-manifest.shard-3-of-4.json), version 2: 40 frame(s) done, 0 failed"))
+      << page.substr(0, 4000);
+  EXPECT_TRUE(contains(page, "<tr><th>frames listed</th><td>40</td></tr>")) << page.substr(0, 4000);
+  EXPECT_TRUE(contains(page, "<tr><th>ok</th><td>40</td></tr>")) << page.substr(0, 4000);
+  EXPECT_TRUE(contains(page, "4 shard(s)&#39; (depthmask-run.shard-K-of-N.json), counts summed"))
+      << page.substr(0, 4000);
   // The records are the unsharded run's, output by output (same sizes and CRC-32s).
   const dm::Manifest ref = dm::Manifest::read(tmp_ / "reference" / dm::kManifestName);
   for (size_t k = 0; k < 4; ++k)

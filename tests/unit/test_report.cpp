@@ -455,6 +455,36 @@ TEST_F(SampleRun, AReasonImageIsAFourthColourMappedPanelWithALegend) {
   for (const dm::ReasonStyle& r : dm::kReasonStyles) EXPECT_TRUE(Contains(page, r.name)) << r.name;
 }
 
+TEST(Report, ReadsEveryShardsManifestCountingEachFrameOnceAndLeavesOutOtherSettings) {
+  TempDir tmp;
+  // Shard 0/2 did 10 and failed 05; shard 1/2 did 05 on its re-run (another N) and 02; a manifest of
+  // other settings (another output format, say) records 07: it describes other outputs.
+  dm::Manifest a = sample_manifest();
+  a.frames.erase("seq/02.png");
+  a.failures.erase("seq/03.png");
+  dm::Manifest b;
+  b.head.settings = a.head.settings;
+  b.head.hist = a.head.hist;
+  b.frames["seq/05.png"] = {"05", "cc", {{"05.tiff", 9, 1}}, dm::FrameStats{1, 8, {0, 1, 0, 0}}};
+  b.frames["seq/02.png"] = {"02", "bb", {{"02.tiff", 7, 42}}, dm::FrameStats{8, 8, {8, 0, 0, 0}}};
+  b.frames["seq/10.png"] = {"10", "aa", {{"10.tiff", 12, 0xffffffffu}}, dm::FrameStats{3, 8, {1, 0, 2, 0}}};
+  dm::Manifest other;
+  other.head.settings = "fedcba9876543210";
+  other.head.hist = a.head.hist;
+  other.frames["seq/07.png"] = {"07", "dd", {{"07.npy", 9, 1}}, dm::FrameStats{1, 8, {0, 1, 0, 0}}};
+  write_text(tmp / dm::manifest_name(dm::Shard{0, 2}), a.to_json());
+  write_text(tmp / dm::manifest_name(dm::Shard{1, 2}), b.to_json());
+  write_text(tmp / dm::manifest_name(dm::Shard{0, 3}), other.to_json());
+  const std::string page = text_of(dm::write_report(tmp.path()));
+  EXPECT_TRUE(Contains(page,
+                       "2 manifests (depthmask-manifest.shard-0-of-2.json ... "
+                       "depthmask-manifest.shard-1-of-2.json), version 2: 3 frame(s) done, 0 failed"))
+      << "10 once, 07 (other settings) not at all: " << page.substr(0, 4000);
+  EXPECT_FALSE(Contains(page, "disk full")) << "05 is done in the other shard's manifest";
+  // 10 counted once: 3 + 1 + 8 kept of 24 pixels.
+  EXPECT_TRUE(Contains(page, "12 of 24")) << page.substr(0, 4000);
+}
+
 TEST(Report, EscapesEveryTextItPlacesInTheHtml) {
   TempDir tmp;
   dm::Manifest m;

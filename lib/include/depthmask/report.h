@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "depthmask/config.h"
 #include "depthmask/pipeline.h"
+#include "depthmask/shard.h"
 
 namespace depthmask {
 
@@ -23,7 +25,11 @@ inline constexpr const char* kReportName = "depthmask-report.html";
 // A file of its own, not the manifest's head: the manifest is the resume record, rewritten every
 // second while frames finish and cut down by the next run's plan; this is written once at the end.
 std::string run_record_json(const Config& effective, const RunSummary& summary);
-// Writes run_record_json to <output.dir>/depthmask-run.json atomically. Throws OutputError.
+// The run record's file name in output.dir: kRunRecordName unsharded, else
+// depthmask-run.shard-K-of-N.json beside the shard's manifest (shards never overwrite each other's).
+std::string run_record_name(const std::optional<Shard>& shard);
+// Writes run_record_json to <output.dir>/run_record_name(effective.run.shard) atomically. Throws
+// OutputError.
 void write_run_record(const Config& effective, const RunSummary& summary);
 
 struct ReportOptions {
@@ -33,9 +39,11 @@ struct ReportOptions {
 };
 
 // Writes the QA report of the run whose outputs are in `output_dir`, atomically, and returns its path.
-// Reads the resume manifest (version 2 for kept fractions and the histogram; version 1 shows them as
-// n/a), depthmask-run.json when present, and the frames' files: `{id}.preview.png` where the run wrote
-// previews, else a thumbnail composed from the masked depth output and, through the sidecar
+// Reads the resume manifests (list_manifests: the unsharded one and every shard's, a frame counted
+// once; version 2 for kept fractions and the histogram; version 1 shows them as n/a; a manifest of
+// other settings than the first is left out, with a warning), the run record when present
+// (depthmask-run.json, else the shards' records, their counts summed), and the frames' files: `{id}.preview.png` where
+// the run wrote previews, else a thumbnail composed from the masked depth output and, through the sidecar
 // `{id}.json`, the colour and mask inputs; `{id}.reason.png` as a fourth, colour-mapped panel. A folder
 // without a manifest (the live runner's) is reported from its sidecars. Throws InputError when the
 // folder holds neither a manifest nor sidecars, or the manifest cannot be read; OutputError when the
