@@ -549,8 +549,8 @@ TEST(OutputLayout, MirrorWritesIntoCreatedFolders) {
 TEST(Manifest, RoundTripsAndIsSortedAndStable) {
   dm::Manifest m;
   m.head.settings = "0123456789abcdef";
-  m.frames["seq/10.png"] = {"10", "aa", {{"10.tiff", 12, 0xffffffffu}, {"sub/10.json", 0, 0}}};
-  m.frames["seq/02.png"] = {"02", "bb", {{"02.tiff", 7, 42}}};
+  m.frames["seq/10.png"] = {"10", "aa", {{"10.tiff", 12, 0xffffffffu}, {"sub/10.json", 0, 0}}, std::nullopt};
+  m.frames["seq/02.png"] = {"02", "bb", {{"02.tiff", 7, 42}}, std::nullopt};
   const std::string text = m.to_json();
   EXPECT_LT(text.find("\"seq/02.png\""), text.find("\"seq/10.png\""));
   const dm::Manifest back = dm::Manifest::parse(text, "m.json");

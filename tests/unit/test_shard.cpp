@@ -414,8 +414,8 @@ class ShardLockKinds : public ::testing::TestWithParam<dm::ShardLock::Kind> {
 INSTANTIATE_TEST_SUITE_P(
     Kinds, ShardLockKinds,
     ::testing::Values(dm::ShardLock::Kind::Auto, dm::ShardLock::Kind::Flock, dm::ShardLock::Kind::Fcntl),
-    [](const auto& info) {
-      const dm::ShardLock::Kind k = info.param;
+    [](const ::testing::TestParamInfo<dm::ShardLock::Kind>& param_info) {
+      const dm::ShardLock::Kind k = param_info.param;
       return std::string(k == dm::ShardLock::Kind::Auto ? "Auto" : k == dm::ShardLock::Kind::Flock ? "Flock" : "Fcntl");
     });
 
