@@ -443,18 +443,16 @@ ResumeLog::ResumeLog(const Config& c, const std::optional<Shard>& shard)
 
 namespace {
 
-// The manifests in `dir` (is_manifest_name), `own` first if it is there, then by name.
+// The manifests in `dir` (list_manifests), `own` first if it is there. One that cannot be listed
+// is a warning: its frames are redone.
 std::vector<fs::path> manifests_in(const fs::path& dir, const fs::path& own) {
   std::vector<fs::path> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e2;
-    if (is_manifest_name(it->path().filename().string()) && it->is_regular_file(e2)) found.push_back(it->path());
+  try {
+    for (const ManifestFileName& m : list_manifests(dir)) found.push_back(m.path);
+  } catch (const InputError& e) {
+    detail::log().warn("cannot read the resume manifests: {}; every frame is redone", e.what());
   }
-  std::sort(found.begin(), found.end(), [&](const fs::path& a, const fs::path& b) {
-    if ((a == own) != (b == own)) return a == own;
-    return a.filename().string() < b.filename().string();
-  });
+  std::stable_partition(found.begin(), found.end(), [&](const fs::path& p) { return p == own; });
   return found;
 }
 

@@ -58,8 +58,10 @@ std::string cc(const DeviceInfo& d) { return std::to_string(d.cc_major) + "." + 
 
 std::string visible_text(const std::string& v) { return "CUDA_VISIBLE_DEVICES=\"" + v + "\""; }
 
-// BackendChoice::visibility: what CUDA_VISIBLE_DEVICES left this process and what the run uses.
-std::string visibility_of(const BackendChoice& c, const PlatformInfo& p) {
+}  // namespace
+
+// What CUDA_VISIBLE_DEVICES left this process and what the run uses.
+std::string device_visibility(const BackendChoice& c, const PlatformInfo& p) {
   if (!p.cuda_visible_devices) return "";
   const std::string var = visible_text(*p.cuda_visible_devices);
   if (!p.cuda_built) return var + " is set; this build has no CUDA, so masking runs on the CPU";
@@ -71,10 +73,8 @@ std::string visibility_of(const BackendChoice& c, const PlatformInfo& p) {
   return var + " " + seen + "; backend " + std::string(to_string(c.kind)) + " uses visible device " +
          std::to_string(c.device) + " (" + d.name + ")";
 }
-}  // namespace
 
-namespace {
-BackendChoice choose_backend_kind(const BackendConfig& req, const PlatformInfo& p) {
+BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) {
   BackendChoice c;
   c.device = req.device;
   const bool have_device = req.device >= 0 && static_cast<size_t>(req.device) < p.devices.size();
@@ -150,11 +150,5 @@ BackendChoice choose_backend_kind(const BackendConfig& req, const PlatformInfo& 
   c.reason = os.str();
   return c;
 }
-
-}  // namespace
-
-BackendChoice choose_backend(const BackendConfig& req, const PlatformInfo& p) { return choose_backend_kind(req, p); }
-
-std::string device_visibility(const BackendChoice& c, const PlatformInfo& p) { return visibility_of(c, p); }
 
 }  // namespace depthmask
