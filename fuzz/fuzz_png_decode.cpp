@@ -18,7 +18,7 @@
 #include <cstring>
 #include <vector>
 
-#include "detail/png_codec.h"
+#include "depthmask/detail/png_codec.h"
 
 namespace {
 

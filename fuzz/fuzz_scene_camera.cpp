@@ -5,7 +5,7 @@
 #include <string>
 
 #include "depthmask/errors.h"
-#include "layouts/readers.h"
+#include "depthmask/detail/layout_readers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "depthmask/synth.h"
-#include "detail/png_codec.h"
+#include "depthmask/detail/png_codec.h"
 
 namespace fs = std::filesystem;
 using depthmask::detail::PngFastInfo;

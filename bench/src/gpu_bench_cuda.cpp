@@ -14,7 +14,7 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/kernels/mask_variants.h"
-#include "detail/cuda_stream.h"
+#include "depthmask/detail/cuda_stream.h"
 #include "gpu_bench.h"
 
 namespace depthmask::bench::internal {

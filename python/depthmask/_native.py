@@ -1,4 +1,4 @@
-"""ctypes declarations of the C ABI (lib/include/depthmask/depthmask_c.h) and finding the library.
+"""ctypes declarations of the C ABI (lib/api/include/depthmask/depthmask_c.h) and finding the library.
 
 The library is found, in order: the environment variable DEPTHMASK_LIBRARY (a full path; when set it
 is the only candidate), the LIBRARY line of depthmask/_install.py (written by `cmake --install`),

@@ -26,8 +26,8 @@ def repo() -> Path:
 @pytest.fixture(scope="session")
 def source_tree(repo) -> Path:
     """The checkout's sources (the C header, CMakeLists.txt); absent in a bundle of built files."""
-    if not (repo / "lib" / "include" / "depthmask" / "depthmask_c.h").exists() or not (repo / "CMakeLists.txt").exists():
-        pytest.skip(f"the source tree is not here ({repo}): the header checks need lib/include and CMakeLists.txt")
+    if not (repo / "lib" / "api" / "include" / "depthmask" / "depthmask_c.h").exists() or not (repo / "CMakeLists.txt").exists():
+        pytest.skip(f"the source tree is not here ({repo}): the header checks need lib/api/include and CMakeLists.txt")
     return repo
 
 

@@ -15,7 +15,7 @@ import pytest
 import depthmask
 from depthmask import _native
 
-HEADER = "lib/include/depthmask/depthmask_c.h"
+HEADER = "lib/api/include/depthmask/depthmask_c.h"
 
 
 def test_dm_image_layout_matches_header(source_tree, tmp_path):

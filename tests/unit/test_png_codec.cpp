@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/png_codec.h"
+#include "depthmask/detail/png_codec.h"
 #include "test_support.h"
 
 namespace {

@@ -1,0 +1,589 @@
+#include "depthmask/live_runner.h"
+
+#include <opencv2/core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "depthmask/detail/log.h"
+#include "depthmask/encoders.h"
+#include "depthmask/errors.h"
+#include "depthmask/frame_writer.h"
+#include "depthmask/detail/frame_failure.h"
+#include "fixed_size.h"
+#include "preview.h"
+#include "publisher.h"
+
+namespace depthmask {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using live_detail::LatencyHistogram;
+
+// One frame in flight: its slot (backend buffers reused frame after frame) and what is known of it.
+struct Item {
+  explicit Item(MemoryBackend& b) : slot(b) {}
+  FrameSlot slot;
+  CapturedFrame meta;  // sequence, id, captured; the images live in the slot
+  uint64_t latency_us = 0;
+  bool failed = false;
+  // The slot's mask holds mask-test results (live.mask: 255 = keep), masked with union_mask_params.
+  bool tests = false;
+  cv::Mat combined;  // reused: the frame's mask test AND the static mask
+};
+using Ring = live_detail::Ring<Item>;
+
+// The rule with live.mask.depth_band: the depth range narrowed to the band, so the band is the rule's
+// own range check (CPU and GPU agree by construction).
+MaskParams live_mask_params(const Config& c) {
+  MaskParams p = mask_params(c);
+  if (const auto& band = c.live.mask.depth_band) {
+    const double lo = std::max(c.depth.min, band->min), hi = std::min(c.depth.max, band->max);
+    if (lo > hi)
+      detail::log().warn(
+          "live: live.mask.depth_band [{}, {}] m lies outside depth.min..depth.max [{}, {}] m: nothing is kept",
+          band->min, band->max, c.depth.min, c.depth.max);
+    set_depth_range(p, c.depth.scale, lo, hi);
+  }
+  return p;
+}
+
+// live.mask.static, read once through the batch loader's ImageReader (input.max_*, its decoders and
+// checks), as a plane of test results (mask_rule.h): kTestKeep where the image is nonzero,
+// kTestLiveDrop elsewhere (8- or 16-bit input), so a frame without a mask of its own can be masked
+// with it directly and the `reason` output says the live mask dropped the pixel.
+cv::Mat read_static_mask(const std::filesystem::path& file, const InputLimits& limits) {
+  std::error_code ec;
+  DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
+            "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
+  ImageReader reader(limits);
+  cv::Mat m;
+  try {
+    reader.read(file, ImageRole::Mask, m);
+  } catch (const InputError& e) {
+    throw InputError(std::string("config key 'live.mask.static': ") + e.what());
+  }
+  cv::Mat roi;
+  cv::compare(m, 0, roi, cv::CMP_NE);
+  roi.setTo(kTestLiveDrop, roi == 0);
+  return roi;
+}
+
+// A plane of test results (mask_rule.h): kTestKeep where the frame's mask passes `p`'s mask test and
+// the static mask is nonzero, kTestLiveDrop where only the static mask drops it, else 0.
+template <class MaskT>
+void and_tests(const cv::Mat& mask, const cv::Mat& roi, const MaskParams& p, cv::Mat& out) {
+  out.create(mask.size(), CV_8UC1);
+  for (int y = 0; y < mask.rows; ++y) {
+    const MaskT* m = mask.ptr<MaskT>(y);
+    const uint8_t* r = roi.ptr<uint8_t>(y);
+    uint8_t* o = out.ptr<uint8_t>(y);
+    for (int x = 0; x < mask.cols; ++x) o[x] = !mask_keeps(m[x], p) ? uint8_t{0} : r[x];
+  }
+}
+
+// A frame's failure, classified as the batch classifies it (classify_frame_failure): logged (the
+// first few, then every 100th) and counted by the caller; out of memory gives back what the frame's
+// slot (and the writer) grew. A sticky device error instead becomes the run's fatal error.
+class FailureLog {
+ public:
+  explicit FailureLog(MemoryBackend& b) : backend_(b) {}
+  // Returns the fatal error to stop the run with, or null when the run goes on.
+  std::exception_ptr frame_failed(const CapturedFrame& meta, const char* stage, const std::exception_ptr& e,
+                                  FrameSlot& slot, FrameWriter* writer = nullptr) {
+    const detail::ClassifiedFailure v = detail::classify_frame_failure(e, backend_, "live frame " + meta.id);
+    if (v.fatal) return v.fatal;
+    if (v.out_of_memory) {
+      slot.release_buffers();
+      if (writer) writer->release_buffers();
+    }
+    if (v.failure == Failure::Resource) ++resource_;
+    const uint64_t n = ++count_;
+    if (n <= 5 || n % 100 == 0)
+      detail::log().error("live frame {} ({}, {}): {}{}", meta.id, stage, to_string(v.failure), v.message,
+                          n == 5 ? " (further failures: every 100th)" : "");
+    return nullptr;
+  }
+  uint64_t resource() const { return resource_.load(); }
+
+ private:
+  MemoryBackend& backend_;
+  std::atomic<uint64_t> count_{0}, resource_{0};
+};
+
+class Runner {
+ public:
+  Runner(const Config& c, MemoryBackend& b, LiveSource& src, const LiveLimits& limits, const std::atomic<bool>* stop,
+         LiveObserver* obs)
+      : c_(c),
+        backend_(b),
+        source_(src),
+        limits_(limits),
+        stop_(stop),
+        observer_(obs),
+        params_(live_mask_params(c)),
+        tests_params_(union_mask_params(params_)),
+        mask_q_(static_cast<size_t>(c.live.buffers)),
+        out_q_(static_cast<size_t>(c.live.buffers)),
+        failures_(b) {
+    DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
+    if (!c.live.mask.static_file.empty()) {
+      static_mask_ = read_static_mask(c.live.mask.static_file, input_limits(c));
+      detail::log().info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
+                         static_mask_.rows);
+    }
+    const std::optional<ColorKey> key = color_key_of(c);
+    if (key)
+      detail::log().info("live: colour key h [{}, {}] s [{}, {}] v [{}, {}], keep {}, on the {}", key->h_min,
+                         key->h_max, key->s_min, key->s_max, key->v_min, key->v_max,
+                         key->keep_inside ? "inside" : "outside", b.device_executes() ? "GPU" : "CPU");
+    pool_.reserve(static_cast<size_t>(c.live.buffers));
+    free_.reserve(static_cast<size_t>(c.live.buffers));
+    for (int i = 0; i < c.live.buffers; ++i) {
+      pool_.push_back(std::make_unique<Item>(b));
+      pool_.back()->slot.set_color_key(key);  // the slot runs the key pass before masking
+      // The reason pass only where its file is written (live.output_every); its codes tell
+      // live.mask.depth_band (8) from depth.min..max (6, 7).
+      pool_.back()->slot.set_reason(wants_reason(c) && c.live.output_every > 0, mask_params(c));
+      free_.push_back(pool_.back().get());
+    }
+    if (c.live.output_every > 0) {
+      ensure_output_dir(c.output.dir);
+      writer_.emplace(c, b);
+    }
+    if (!c.live.publish.empty()) {
+      publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
+      detail::log().info("live: publishing on {}", c.live.publish);
+    }
+    if (c.live.preview) preview_ = std::make_unique<live_detail::Preview>(c);
+  }
+
+  LiveSummary run() {
+    s_.backend = backend_.kind();
+    source_.open();
+    unpaired_seen_ = source_.unpaired();
+    s_.source = source_.describe();
+    detail::log().info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers,
+                       to_string(backend_.kind()), to_string(c_.live.overflow));
+    t0_ = Clock::now();
+    std::thread capture([this] { guarded([this] { capture_loop(); }); });
+    std::thread mask([this] { guarded([this] { mask_loop(); }); });
+    std::thread output([this] { guarded([this] { output_loop(); }); });
+    supervise();
+    capture.join();
+    mask.join();
+    output.join();
+    s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    s_.latency = total_latency_.stats();
+    s_.previewed = preview_ ? preview_->shown() : 0;
+    s_.failed_resource = failures_.resource();
+    preview_.reset();  // the window closes on the thread that drew it
+    if (fatal_) std::rethrow_exception(fatal_);
+    return s_;
+  }
+
+ private:
+  // What escapes a stage thread (a bug, a sticky device error) stops the run and is rethrown by run().
+  template <class F>
+  void guarded(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!fatal_) fatal_ = std::current_exception();
+      stopping_ = true;
+      abort_ = true;
+      cv_.notify_all();
+    }
+    // A thread that ended early still lets the stages behind it finish.
+    std::lock_guard<std::mutex> lock(m_);
+    cv_.notify_all();
+  }
+
+  void request_stop() {
+    std::lock_guard<std::mutex> lock(m_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+
+  // The calling thread: the stop flag, the duration, the stats lines; until every stage has finished.
+  void supervise() {
+    const bool stats_on = c_.live.stats_interval > 0;
+    const auto interval =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c_.live.stats_interval));
+    auto next_stats = t0_ + interval;
+    auto last_stats = t0_;
+    std::unique_lock<std::mutex> lock(m_);
+    while (!output_done_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(preview_ && preview_->on() ? 10 : 20));
+      if (preview_) {
+        lock.unlock();
+        preview_->pump();
+        lock.lock();
+      }
+      const auto now = Clock::now();
+      if (!stopping_ && stop_ && stop_->load(std::memory_order_relaxed)) {
+        s_.interrupted = true;
+        stopping_ = true;
+        cv_.notify_all();
+      }
+      if (!stopping_ && limits_.duration > 0 && std::chrono::duration<double>(now - t0_).count() >= limits_.duration) {
+        stopping_ = true;
+        cv_.notify_all();
+      }
+      if (stats_on && now >= next_stats) {
+        LiveStats st;
+        st.seconds = std::chrono::duration<double>(now - last_stats).count();
+        st.processed = s_.processed - last_.processed;
+        st.drops_overflow = s_.drops_overflow - last_.drops_overflow;
+        st.drops_unpaired = s_.drops_unpaired - last_.drops_unpaired;
+        st.failed = s_.failed - last_.failed;
+        st.fps = st.seconds > 0 ? static_cast<double>(st.processed) / st.seconds : 0;
+        st.latency = interval_latency_.stats();
+        interval_latency_.clear();
+        last_ = s_;
+        last_stats = now;
+        next_stats = now + interval;
+        const uint64_t source_errors = s_.source_errors;
+        lock.unlock();
+        detail::log().info(
+            "live: {:.1f} fps, latency p50 {} µs p99 {} µs, drops {} overflow {} unpaired {} failed, {} source "
+            "error(s)",
+            st.fps, st.latency.p50_us, st.latency.p99_us, st.drops_overflow, st.drops_unpaired, st.failed,
+            source_errors);
+        if (observer_) observer_->on_stats(st);
+        lock.lock();
+      }
+    }
+  }
+
+  // Waits `delay` unless the run stops first; true when it stops.
+  bool wait_or_stop(std::chrono::duration<double> delay) {
+    std::unique_lock<std::mutex> lock(m_);
+    return cv_.wait_for(lock, delay, [this] { return stopping_ || stop_requested(); });
+  }
+  bool stop_requested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+
+  // After a read() failure: reopen with back-off until it works or the run stops. False when stopped.
+  bool reconnect(const std::exception& first) {
+    detail::log().warn("live: source failed: {}; reconnecting", first.what());
+    double delay = 0.1;
+    for (;;) {
+      if (wait_or_stop(std::chrono::duration<double>(delay))) return false;
+      try {
+        source_.open();
+        std::lock_guard<std::mutex> lock(m_);
+        ++s_.reconnects;
+        detail::log().info("live: source reopened ({} reconnect(s))", s_.reconnects);
+        return true;
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          ++s_.source_errors;
+        }
+        delay = std::min(delay * 2, c_.live.reconnect_max);
+        detail::log().warn("live: reopening the source failed: {}; next try in {:.1f} s", e.what(), delay);
+      }
+    }
+  }
+
+  // A free slot: from the pool, or (drop_oldest) the oldest waiting frame's, or (block) the next one
+  // to come back. Null when the run stops meanwhile.
+  Item* take_slot() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      if (abort_) return nullptr;
+      if (!free_.empty()) {
+        Item* it = free_.back();
+        free_.pop_back();
+        return it;
+      }
+      if (c_.live.overflow == Overflow::DropOldest) {
+        // The frames waiting for the output are older than those waiting for the mask.
+        Ring& q = !out_q_.empty() ? out_q_ : mask_q_;
+        if (!q.empty()) {
+          ++s_.drops_overflow;
+          return q.pop();
+        }
+      }
+      // Every slot is being worked on (or block): wait for one to come back. Stopping does not end
+      // this wait: the frame in hand is still processed, and slots always come back.
+      cv_.wait(lock);
+    }
+  }
+
+  void capture_loop() {
+    backend_.make_current();
+    CapturedFrame frame;
+    while (!stopping_now() && !stop_requested()) {
+      if (limits_.max_frames > 0 && s_.captured >= limits_.max_frames) break;
+      bool got = false;
+      try {
+        got = source_.read(frame);
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          ++s_.source_errors;
+        }
+        count_unpaired();
+        if (!reconnect(e)) break;
+        continue;
+      }
+      count_unpaired();
+      if (!got) {
+        std::lock_guard<std::mutex> lock(m_);
+        s_.source_ended = true;
+        detail::log().info("live: the source ended after {} frame(s)", s_.captured);
+        break;
+      }
+      if (frame.captured == Clock::time_point{}) frame.captured = Clock::now();
+      if (!frame.three_channel_depth.empty() && !three_channel_logged_) {
+        three_channel_logged_ = true;  // once per run
+        detail::log().info("live: {}", three_channel_depth_note(frame.three_channel_depth));
+      }
+      check_static_size(frame);  // a mismatch stops the run: every frame of a fixed camera would fail
+      check_color(frame);        // likewise: a source without (registered) colour never has it
+      Item* it = take_slot();
+      if (!it) break;
+      it->meta.sequence = frame.sequence;
+      it->meta.captured = frame.captured;
+      if (frame.id.empty())
+        it->meta.id = std::to_string(frame.sequence);
+      else
+        it->meta.id = frame.id;
+      it->failed = false;
+      it->latency_us = 0;
+      try {
+        it->slot.set(frame.depth, frame_mask(frame, *it), frame.color);
+      } catch (...) {
+        it->failed = true;
+        if (auto fatal = failures_.frame_failed(it->meta, "copy", std::current_exception(), it->slot))
+          std::rethrow_exception(fatal);
+      }
+      std::lock_guard<std::mutex> lock(m_);
+      ++s_.captured;
+      mask_q_.push(it);
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(m_);
+    // The flag may reach this thread before supervise() sees it.
+    if (!s_.source_ended && stop_requested()) s_.interrupted = true;
+    stopping_ = true;  // a limit or the source's end stops the run as the flag does
+    capture_done_ = true;
+    cv_.notify_all();
+  }
+
+  // The source's unpaired drops since the last look (capture thread).
+  void count_unpaired() {
+    const uint64_t n = source_.unpaired();
+    if (n == unpaired_seen_) return;
+    std::lock_guard<std::mutex> lock(m_);
+    s_.drops_unpaired += n - unpaired_seen_;
+    unpaired_seen_ = n;
+  }
+
+  void check_static_size(const CapturedFrame& f) const {
+    if (static_mask_.empty()) return;
+    const cv::Size frame_size = f.mask.empty() ? f.depth.size() : f.mask.size();
+    DM_EXPECT(static_mask_.size() == frame_size, InputError,
+              "live.mask.static '" << c_.live.mask.static_file.string() << "' is " << static_mask_.cols << "x"
+                                   << static_mask_.rows << " but the source's frames are " << frame_size.width << "x"
+                                   << frame_size.height << "; expected the same size");
+  }
+
+  // live.mask.color_key needs each frame's colour: 8-bit BGR of the depth's size. A frame without it
+  // stops the run (InputError naming the frame): a source that lacks colour, or whose colour is not
+  // registered to the depth, would fail every frame alike.
+  void check_color(const CapturedFrame& f) const {
+    if (!c_.live.mask.color_key) return;
+    const std::string frame = f.id.empty() ? std::to_string(f.sequence) : f.id;
+    DM_EXPECT(!f.color.empty(), InputError,
+              "live frame " << frame << " from " << source_.describe()
+                            << " has no color image, but live.mask.color_key needs one (registered to the depth, "
+                            << f.depth.cols << "x" << f.depth.rows << "); use a source that delivers color");
+    DM_EXPECT(f.color.type() == CV_8UC3, InputError,
+              "live frame " << frame << ": the color image has " << f.color.channels() << " channel(s) of OpenCV depth "
+                            << f.color.depth() << "; live.mask.color_key expects 8-bit BGR (CV_8UC3)");
+    DM_EXPECT(f.color.size() == f.depth.size(), InputError,
+              "live frame " << frame << ": the color image is " << f.color.cols << "x" << f.color.rows
+                            << " but the depth is " << f.depth.cols << "x" << f.depth.rows
+                            << "; live.mask.color_key needs color registered to the depth (the same size)");
+  }
+
+  // The mask frame `f` is masked with (live.mask): its own (masked with params_); or mask-test results
+  // (it.tests, masked with tests_params_): its own AND the static mask, the static mask alone, or all
+  // 255 when the depth band alone decides.
+  const cv::Mat& frame_mask(const CapturedFrame& f, Item& it) {
+    it.tests = !static_mask_.empty() || f.mask.empty() || f.mask_tests;
+    if (!it.tests) return f.mask;
+    if (!static_mask_.empty()) {
+      if (f.mask.empty()) return static_mask_;
+      check_mask_type(f.mask, "<memory>");
+      // A mask of test results already (replay's instance union) is tested by its own rule.
+      const MaskParams& p = f.mask_tests ? tests_params_ : params_;
+      if (f.mask.type() == CV_8UC1)
+        and_tests<uint8_t>(f.mask, static_mask_, p, it.combined);
+      else
+        and_tests<uint16_t>(f.mask, static_mask_, p, it.combined);
+      return it.combined;
+    }
+    if (!f.mask.empty()) return f.mask;  // f.mask_tests
+    DM_EXPECT(c_.live.mask.depth_band.has_value() || c_.live.mask.color_key.has_value(), InputError,
+              "the frame has no mask and none of live.mask.static, live.mask.depth_band, live.mask.color_key is set");
+    if (keep_all_.size() != f.depth.size()) keep_all_ = cv::Mat(f.depth.size(), CV_8UC1, cv::Scalar(255));
+    return keep_all_;  // the depth band and/or the colour key decide
+  }
+
+  bool stopping_now() {
+    std::lock_guard<std::mutex> lock(m_);
+    return stopping_;
+  }
+
+  // Pops from `q`, waiting; null once `upstream_done` and `q` is empty (or on abort).
+  Item* pop(Ring& q, const bool& upstream_done) {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return abort_ || !q.empty() || upstream_done; });
+    if (abort_ || q.empty()) return nullptr;
+    return q.pop();
+  }
+
+  void mask_loop() {
+    backend_.make_current();
+    while (Item* it = pop(mask_q_, capture_done_)) {
+      if (!it->failed) {
+        try {
+          it->slot.run_mask(it->tests ? tests_params_ : params_);
+          it->latency_us = static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - it->meta.captured).count());
+        } catch (...) {
+          it->failed = true;
+          if (auto fatal = failures_.frame_failed(it->meta, "mask", std::current_exception(), it->slot)) {
+            give_back(it);
+            std::rethrow_exception(fatal);
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock(m_);
+      out_q_.push(it);
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(m_);
+    mask_done_ = true;
+    cv_.notify_all();
+  }
+
+  void give_back(Item* it) {
+    std::lock_guard<std::mutex> lock(m_);
+    free_.push_back(it);
+    cv_.notify_all();
+  }
+
+  void output_loop() {
+    backend_.make_current();
+    struct Done {
+      Runner& r;
+      ~Done() {
+        std::lock_guard<std::mutex> lock(r.m_);
+        r.output_done_ = true;
+        r.cv_.notify_all();
+      }
+    } done{*this};
+    FrameEntry entry;  // reused: what FrameWriter names outputs after
+    const std::string_view backend_name = to_string(backend_.kind());
+    uint64_t seen = 0;
+    while (Item* it = pop(out_q_, mask_done_)) {
+      bool ok = !it->failed;
+      bool wrote = false, sent = false;
+      if (ok) {
+        try {
+          ++seen;
+          if (writer_ && seen % static_cast<uint64_t>(c_.live.output_every) == 0) {
+            entry.index = static_cast<size_t>(it->meta.sequence);
+            entry.id = it->meta.id;
+            entry.relative = it->meta.id + ".png";  // output.layout mirror: the id is the whole path
+            writer_->write(entry, it->slot);
+            wrote = true;
+          }
+          if (publisher_) {
+            const detail::PublishedFrame pf{it->meta.id, it->meta.sequence, c_.output.invalid, it->latency_us,
+                                            backend_name};
+            sent = publisher_->publish(pf, it->slot.out());
+          }
+          if (preview_) preview_->offer(it->slot.out());  // never waits
+          if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
+        } catch (...) {
+          ok = false;
+          if (auto fatal = failures_.frame_failed(it->meta, "output", std::current_exception(), it->slot,
+                                                  writer_ ? &*writer_ : nullptr)) {
+            give_back(it);
+            std::rethrow_exception(fatal);
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock(m_);
+      if (ok) {
+        ++s_.processed;
+        total_latency_.add(it->latency_us);
+        interval_latency_.add(it->latency_us);
+      } else {
+        ++s_.failed;
+      }
+      s_.written += wrote ? 1 : 0;
+      s_.published += sent ? 1 : 0;
+      free_.push_back(it);
+      cv_.notify_all();
+    }
+  }
+
+  const Config& c_;
+  MemoryBackend& backend_;
+  LiveSource& source_;
+  const LiveLimits limits_;
+  const std::atomic<bool>* stop_;
+  LiveObserver* observer_;
+  const MaskParams params_;            // the configured rule, with live.mask.depth_band
+  const MaskParams tests_params_;      // the same for a mask of test results (Item::tests)
+  cv::Mat static_mask_;                // live.mask.static as kTestKeep / kTestLiveDrop, or empty
+  cv::Mat keep_all_;                   // all 255, for frames the depth band alone decides (capture thread)
+  uint64_t unpaired_seen_ = 0;         // source_.unpaired() as last counted (capture thread)
+  bool three_channel_logged_ = false;  // three_channel_depth_note logged this run (capture thread)
+
+  std::vector<std::unique_ptr<Item>> pool_;
+  std::optional<FrameWriter> writer_;
+  std::unique_ptr<detail::ZmqPublisher> publisher_;
+  std::unique_ptr<live_detail::Preview> preview_;  // live.preview; null when not asked for
+
+  // Guards everything below, the queues and the summary's counters.
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::vector<Item*> free_;
+  Ring mask_q_, out_q_;
+  bool stopping_ = false;  // capture stops; frames in flight finish
+  bool abort_ = false;     // a fatal error: everything stops now
+  bool capture_done_ = false, mask_done_ = false, output_done_ = false;
+  std::exception_ptr fatal_;
+  LiveSummary s_, last_;
+  LatencyHistogram total_latency_, interval_latency_;
+  FailureLog failures_;
+  Clock::time_point t0_;
+};
+
+}  // namespace
+
+LiveSummary run_live(const Config& config, MemoryBackend& backend, LiveSource& source, const LiveLimits& limits,
+                     const std::atomic<bool>* stop, LiveObserver* observer) {
+  // The histograms are 18 KiB each: on the heap, not the caller's stack.
+  auto runner = std::make_unique<Runner>(config, backend, source, limits, stop, observer);
+  return runner->run();
+}
+
+}  // namespace depthmask
