@@ -14,9 +14,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     switch (data[0] % 3) {
-      case 0: (void)depthmask::parse_intrinsics_k_text(text, "camera-intrinsics.txt"); break;
-      case 1: (void)depthmask::parse_apc_cam_info(text, "cam.info.txt"); break;
-      default: (void)depthmask::parse_intrinsics_yaml(text, "intrinsics.yaml"); break;
+      case 0:
+        (void)depthmask::parse_intrinsics_k_text(text, "camera-intrinsics.txt");
+        break;
+      case 1:
+        (void)depthmask::parse_apc_cam_info(text, "cam.info.txt");
+        break;
+      default:
+        (void)depthmask::parse_intrinsics_yaml(text, "intrinsics.yaml");
+        break;
     }
   } catch (const depthmask::Error&) {
   }

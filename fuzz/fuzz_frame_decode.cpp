@@ -6,6 +6,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +14,6 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
@@ -66,9 +66,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   f.mask = fx.dir / "mask.png";
   f.color = fx.dir / "color.png";
   switch (data[0] % 3) {
-    case 0: f.depth = input; break;
-    case 1: f.mask = input; break;
-    default: f.color = input; break;
+    case 0:
+      f.depth = input;
+      break;
+    case 1:
+      f.mask = input;
+      break;
+    default:
+      f.color = input;
+      break;
   }
   try {
     fx.slot->load(f, true);

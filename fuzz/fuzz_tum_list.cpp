@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "depthmask/errors.h"
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

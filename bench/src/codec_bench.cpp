@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "depthmask/synth.h"
 #include "depthmask/detail/png_codec.h"
+#include "depthmask/synth.h"
 
 namespace fs = std::filesystem;
 using depthmask::detail::PngFastInfo;

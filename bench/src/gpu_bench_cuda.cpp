@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "depthmask/backend.h"
-#include "depthmask/kernels/mask_variants.h"
 #include "depthmask/detail/cuda_stream.h"
+#include "depthmask/kernels/mask_variants.h"
 #include "gpu_bench.h"
 
 namespace depthmask::bench::internal {

@@ -32,7 +32,7 @@ def test_dm_image_layout_matches_header(source_tree, tmp_path):
         + "  return 0;\n}\n"
     )
     exe = tmp_path / "layout"
-    subprocess.run([cc, "-std=c99", "-I", str(repo / "lib" / "include"), str(src), "-o", str(exe)], check=True)
+    subprocess.run([cc, "-std=c99", "-I", str(repo / "lib" / "api" / "include"), str(src), "-o", str(exe)], check=True)
     got = dict(line.split() for line in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())
     assert int(got["size"]) == ctypes.sizeof(_native.DmImage)
     for f in fields:

@@ -25,7 +25,7 @@
 #include "cli_helpers.h"
 #include "depthmask/dataset.h"
 #include "depthmask/manifest.h"
-#include "depthmask/report.h"
+#include "depthmask/run_record.h"
 #include "depthmask/shard.h"
 #include "test_support.h"
 

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/detail/summary_json.h"
 #include "depthmask/doctor.h"
 #include "depthmask/errors.h"
 #include "depthmask/logging.h"
 #include "depthmask/masker.h"
 #include "depthmask/version.h"
-#include "depthmask/detail/summary_json.h"
 
 struct dm_masker {
   explicit dm_masker(depthmask::Masker m)

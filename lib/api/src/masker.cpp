@@ -22,6 +22,7 @@
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 #include "depthmask/open_backend.h"
+#include "depthmask/pipeline.h"
 #include "depthmask/registration.h"
 
 namespace depthmask {

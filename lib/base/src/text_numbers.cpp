@@ -1,5 +1,6 @@
 #include "depthmask/detail/text_numbers.h"
 
+#include <charconv>
 #include <fstream>
 #include <locale>
 #include <sstream>
@@ -47,19 +48,12 @@ std::vector<LineNumber> line_numbers(const std::string& line, const std::string&
   return out;
 }
 
-Intrinsics pinhole_from_k(const std::vector<double>& v, const std::string& file, const std::string& where) {
-  const std::string at = where.empty() ? file : file + " " + where;
-  DM_EXPECT(v.size() == 9, InputError,
-            at << ": expected 9 numbers, found " << v.size()
-               << " (expected a 3x3 matrix: the row-major K [fx 0 cx; 0 fy cy; 0 0 1])");
-  DM_EXPECT(v[0] > 0 && v[4] > 0 && v[1] == 0 && v[3] == 0 && v[6] == 0 && v[7] == 0 && v[8] == 1, InputError,
-            at << ": not a pinhole K matrix [fx 0 cx; 0 fy cy; 0 0 1] with positive fx and fy");
-  Intrinsics k;
-  k.fx = v[0];
-  k.cx = v[2];
-  k.fy = v[4];
-  k.cy = v[5];
-  return k;
+std::optional<unsigned long long> parse_decimal(std::string_view s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  unsigned long long v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace depthmask::detail

@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
-#include "depthmask/errors.h"
 #include "depthmask/detail/boolean_words.h"
+#include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "depthmask/detail/frame_failure.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
@@ -27,10 +28,9 @@
 #include "depthmask/manifest.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/registration.h"
-#include "depthmask/report.h"
+#include "depthmask/run_record.h"
 #include "depthmask/shard.h"
 #include "depthmask/unit_check.h"
-#include "depthmask/detail/frame_failure.h"
 
 namespace fs = std::filesystem;
 

@@ -1,10 +1,10 @@
 #include <ctime>
 
-#include "depthmask/encoders.h"
-#include "depthmask/report.h"
-#include "depthmask/shard.h"
-#include "depthmask/version.h"
+#include "depthmask/run_record.h"
+
+#include "depthmask/atomic_file.h"
 #include "depthmask/detail/summary_json.h"
+#include "depthmask/version.h"
 
 namespace depthmask {
 

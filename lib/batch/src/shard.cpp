@@ -13,36 +13,12 @@
 #include <cstring>
 #include <numeric>
 
+#include "depthmask/detail/text_numbers.h"
 #include "depthmask/manifest.h"
 
 namespace fs = std::filesystem;
 
 namespace depthmask {
-
-namespace {
-
-// A decimal number without sign, spaces or leading '+'; nullopt otherwise.
-std::optional<unsigned long long> decimal(std::string_view s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  unsigned long long v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-}  // namespace
-
-std::string to_string(const Shard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
-
-std::optional<Shard> parse_shard(std::string_view text) {
-  const size_t slash = text.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  const auto k = decimal(text.substr(0, slash)), n = decimal(text.substr(slash + 1));
-  if (!k || !n || *n == 0 || *n > kMaxShards || *k >= *n) return std::nullopt;
-  return Shard{static_cast<size_t>(*k), static_cast<size_t>(*n)};
-}
-
-bool is_shard_spec(std::string_view text) { return text.empty() || text == "auto" || parse_shard(text).has_value(); }
 
 std::vector<size_t> shard_positions(const std::vector<FrameEntry>& frames, const Shard& s) {
   std::vector<std::string> keys;
@@ -91,7 +67,7 @@ std::string assignment(const char* name, const std::string& value) { return std:
 unsigned long long env_number(const EnvGetter& env, const char* name, const std::string& why) {
   const auto v = env(name);
   if (!v) throw ConfigError("run.shard auto: " + why + " but " + name + " is not set");
-  const auto n = decimal(*v);
+  const auto n = detail::parse_decimal(*v);
   if (!n) throw ConfigError("run.shard auto: " + assignment(name, "'" + *v + "'") + " is not a non-negative integer");
   return *n;
 }
@@ -129,7 +105,7 @@ ShardChoice from_slurm(const RunConfig& run, const EnvGetter& env) {
 
 ShardChoice from_kubernetes(const RunConfig& run, const EnvGetter& env) {
   const auto text = *env(kJobIndex);
-  const auto index = decimal(text);
+  const auto index = detail::parse_decimal(text);
   if (!index)
     throw ConfigError("run.shard auto: " + assignment(kJobIndex, "'" + text + "'") + " is not a non-negative integer");
   size_t count = 0;
@@ -138,7 +114,7 @@ ShardChoice from_kubernetes(const RunConfig& run, const EnvGetter& env) {
     count = static_cast<size_t>(run.shard_count);
     from = "run.shard_count (--shard-count) " + std::to_string(count);
   } else if (const auto c = env(kShardCountEnv)) {
-    const auto n = decimal(*c);
+    const auto n = detail::parse_decimal(*c);
     if (!n || *n == 0 || *n > kMaxShards)
       throw ConfigError("run.shard auto: " + assignment(kShardCountEnv, "'" + *c + "'") + " is not a count 1.." +
                         std::to_string(kMaxShards));
@@ -189,25 +165,6 @@ ShardChoice resolve_shard(const RunConfig& run, const EnvGetter& env) {
                     " (with SLURM_ARRAY_TASK_MIN, _MAX, _STEP, _COUNT: a Slurm job array) and " + kJobIndex +
                     " (with " + kShardCountEnv +
                     " or --shard-count: a Kubernetes Indexed Job); give --shard K/N to run one shard by hand");
-}
-
-std::string shard_tag(const std::optional<Shard>& s) {
-  return s ? std::to_string(s->index) + "of" + std::to_string(s->count) : std::string("all");
-}
-
-std::string shard_tag(const Config& c) { return shard_tag(parse_shard(c.run.shard)); }
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
-  std::string h(buf);
-  if (h.size() > 64) h.resize(64);
-  for (char& ch : h) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '-' || ch == '_';
-    if (!ok) ch = '_';
-  }
-  return h;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <type_traits>
 
-#include "depthmask/errors.h"
-#include "depthmask/kernels/mask_rule.h"
 #include "depthmask/detail/exr_codec.h"
 #include "depthmask/detail/image_header.h"
 #include "depthmask/detail/png_codec.h"
+#include "depthmask/errors.h"
+#include "depthmask/kernels/mask_rule.h"
 #include "png_palette.h"
 
 namespace fs = std::filesystem;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/errors.h"
 #include "enum_names.h"
 #include "table.h"
-#include "depthmask/errors.h"
 
 namespace depthmask::config_detail {
 

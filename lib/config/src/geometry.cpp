@@ -4,8 +4,9 @@
 #include <sstream>
 #include <string>
 
-#include "depthmask/errors.h"
 #include "depthmask/detail/text_numbers.h"
+#include "depthmask/errors.h"
+#include "pinhole.h"
 
 namespace depthmask {
 

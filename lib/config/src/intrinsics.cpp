@@ -5,12 +5,32 @@
 #include <sstream>
 #include <vector>
 
-#include "depthmask/errors.h"
-#include "intrinsics_yaml.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/detail/yaml_io.h"
+#include "depthmask/errors.h"
+#include "intrinsics_yaml.h"
+#include "pinhole.h"
 
 namespace depthmask {
+
+namespace detail {
+
+Intrinsics pinhole_from_k(const std::vector<double>& v, const std::string& file, const std::string& where) {
+  const std::string at = where.empty() ? file : file + " " + where;
+  DM_EXPECT(v.size() == 9, InputError,
+            at << ": expected 9 numbers, found " << v.size()
+               << " (expected a 3x3 matrix: the row-major K [fx 0 cx; 0 fy cy; 0 0 1])");
+  DM_EXPECT(v[0] > 0 && v[4] > 0 && v[1] == 0 && v[3] == 0 && v[6] == 0 && v[7] == 0 && v[8] == 1, InputError,
+            at << ": not a pinhole K matrix [fx 0 cx; 0 fy cy; 0 0 1] with positive fx and fy");
+  Intrinsics k;
+  k.fx = v[0];
+  k.cx = v[2];
+  k.fy = v[4];
+  k.cy = v[5];
+  return k;
+}
+
+}  // namespace detail
 
 Intrinsics read_intrinsics_k_text(const std::filesystem::path& file) {
   return parse_intrinsics_k_text(detail::read_text_file(file, "intrinsics file"), file.string());

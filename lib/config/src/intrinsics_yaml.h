@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "depthmask/intrinsics.h"
 #include "depthmask/detail/yaml_io.h"
+#include "depthmask/intrinsics.h"
 
 namespace depthmask::detail {
 

@@ -11,7 +11,7 @@
 
 #include "codecs.h"
 #include "depthmask/kernels/mask_rule.h"
-#include "depthmask/shard.h"
+#include "depthmask/shard_spec.h"
 
 namespace depthmask {
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "table.h"
 #include "depthmask/errors.h"
+#include "table.h"
 
 namespace fs = std::filesystem;
 

@@ -3,11 +3,11 @@
 #include <cstring>
 
 #include "depthmask/config.h"
+#include "depthmask/detail/pass_runner.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/kernels/mask_variants.h"
 #include "depthmask/registration.h"
-#include "depthmask/detail/pass_runner.h"
 
 namespace fs = std::filesystem;
 

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "depthmask/config.h"
+#include "depthmask/detail/pass_runner.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
-#include "depthmask/detail/pass_runner.h"
 
 namespace depthmask {
 

@@ -1,9 +1,9 @@
 // FrameSlot's `reason` pass (kernels/reason.h): after the masking pass, on the same side and stream,
 // over the planes that pass read, into an 8-bit plane of codes. Apart from frame.cpp so the masking
 // path reads as it did.
+#include "depthmask/detail/pass_runner.h"
 #include "depthmask/frame.h"
 #include "depthmask/registration.h"
-#include "depthmask/detail/pass_runner.h"
 
 namespace depthmask {
 

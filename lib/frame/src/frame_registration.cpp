@@ -3,11 +3,11 @@
 // path stays as it was.
 #include <utility>
 
+#include "depthmask/detail/pass_runner.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/registration.h"
-#include "depthmask/detail/pass_runner.h"
 
 namespace depthmask {
 

@@ -6,8 +6,8 @@
 #include <system_error>
 #include <unordered_set>
 
-#include "depthmask/errors.h"
 #include "depthmask/detail/dataset_patterns.h"
+#include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 

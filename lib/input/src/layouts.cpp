@@ -12,10 +12,10 @@
 #include <sstream>
 #include <system_error>
 
+#include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 #include "depthmask/intrinsics.h"
-#include "depthmask/detail/text_numbers.h"
-#include "depthmask/detail/layout_readers.h"
 
 namespace fs = std::filesystem;
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "depthmask/atomic_file.h"
 #include "depthmask/config.h"
-#include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 
 namespace fs = std::filesystem;

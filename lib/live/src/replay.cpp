@@ -32,12 +32,12 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/detail/layout_readers.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/layouts.h"
 #include "depthmask/stream_pairer.h"
-#include "depthmask/detail/layout_readers.h"
 #include "pacing.h"
 #include "uri.h"
 

@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/detail/frame_failure.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
-#include "depthmask/detail/frame_failure.h"
 #include "fixed_size.h"
 #include "preview.h"
 #include "publisher.h"

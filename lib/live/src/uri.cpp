@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
-#include "depthmask/errors.h"
 #include "depthmask/detail/boolean_words.h"
+#include "depthmask/errors.h"
 
 namespace depthmask {
 namespace live_detail {

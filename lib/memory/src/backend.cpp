@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "depthmask/errors.h"
 #include "backends.h"
+#include "depthmask/errors.h"
 
 namespace depthmask {
 

@@ -2,9 +2,9 @@
 // the backend's stream. Best on discrete GPUs, where the kernel then reads HBM instead of the bus.
 // Large frames go in row bands whose uploads, kernels and downloads overlap (backends/copy_bands.h).
 
+#include "backends.h"
 #include "copy_bands.h"
 #include "depthmask/errors.h"
-#include "backends.h"
 #include "gpu_backend.h"
 #include "pinned_host.h"
 

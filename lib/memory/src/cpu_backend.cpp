@@ -2,8 +2,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "depthmask/errors.h"
 #include "backends.h"
+#include "depthmask/errors.h"
 
 namespace depthmask::detail {
 

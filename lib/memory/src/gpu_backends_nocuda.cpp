@@ -1,6 +1,6 @@
 // CPU-only builds: the GPU backends exist as names only and say why they cannot be made.
-#include "depthmask/errors.h"
 #include "backends.h"
+#include "depthmask/errors.h"
 
 namespace depthmask::detail {
 

@@ -3,8 +3,8 @@
 // memory can stall the whole GPU, so a request that does not fit is refused up front.
 #include <cuda_runtime_api.h>
 
-#include "depthmask/errors.h"
 #include "backends.h"
+#include "depthmask/errors.h"
 #include "gpu_backend.h"
 
 namespace depthmask::detail {

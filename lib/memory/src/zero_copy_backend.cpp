@@ -2,8 +2,8 @@
 // writes it through the pointer cudaHostGetDevicePointer gives. On integrated GPUs (Jetson) this is
 // the same DRAM, so nothing is copied; on discrete GPUs the kernel's loads cross the bus once, which
 // for a single pass can beat staged copies (DESIGN.md's H200 figures).
-#include "depthmask/errors.h"
 #include "backends.h"
+#include "depthmask/errors.h"
 #include "gpu_backend.h"
 #include "pinned_host.h"
 

@@ -8,12 +8,11 @@
 #include <system_error>
 #include <utility>
 
-#include "depthmask/errors.h"
-#include "depthmask/manifest.h"
-#include "depthmask/report.h"
-#include "depthmask/shard.h"
 #include "depthmask/detail/pass_runner.h"
 #include "depthmask/detail/png_codec.h"
+#include "depthmask/errors.h"
+#include "depthmask/run_files.h"
+#include "depthmask/shard_spec.h"
 
 namespace fs = std::filesystem;
 

@@ -14,6 +14,9 @@
 #include <unordered_set>
 
 #include "depthmask/backend.h"
+#include "depthmask/detail/dataset_patterns.h"
+#include "depthmask/detail/image_header.h"
+#include "depthmask/detail/layout_readers.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
@@ -22,9 +25,6 @@
 #include "depthmask/platform.h"
 #include "depthmask/registration.h"
 #include "depthmask/unit_check.h"
-#include "depthmask/detail/dataset_patterns.h"
-#include "depthmask/detail/image_header.h"
-#include "depthmask/detail/layout_readers.h"
 
 namespace fs = std::filesystem;
 

@@ -20,6 +20,7 @@
 #include <system_error>
 #include <vector>
 
+#include "depthmask/detail/exr_codec.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
@@ -27,7 +28,7 @@
 #include "depthmask/layouts.h"
 #include "depthmask/manifest.h"
 #include "depthmask/reason.h"
-#include "depthmask/detail/exr_codec.h"
+#include "depthmask/run_record.h"
 
 namespace fs = std::filesystem;
 

@@ -8,9 +8,9 @@
 // The C ABI is depthmask/depthmask_c.h (plain C, for bindings); docs/CPP.md has the API.
 #pragma once
 
-#include "depthmask/config.h"    // Config, load_config, Override
-#include "depthmask/errors.h"    // Error and one class per failure class; failure_of, exit_code
-#include "depthmask/logging.h"   // where the library's log lines go
-#include "depthmask/masker.h"    // Masker, ImageRef, RunRequest
-#include "depthmask/pipeline.h"  // RunSummary
-#include "depthmask/version.h"   // DEPTHMASK_VERSION
+#include "depthmask/config.h"       // Config, load_config, Override
+#include "depthmask/errors.h"       // Error and one class per failure class; failure_of, exit_code
+#include "depthmask/logging.h"      // where the library's log lines go
+#include "depthmask/masker.h"       // Masker, ImageRef, RunRequest
+#include "depthmask/run_summary.h"  // RunSummary
+#include "depthmask/version.h"      // DEPTHMASK_VERSION

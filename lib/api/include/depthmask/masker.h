@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "depthmask/config.h"
-#include "depthmask/pipeline.h"
+#include "depthmask/run_summary.h"
 
 struct CUstream_st;
 

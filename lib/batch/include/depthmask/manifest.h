@@ -44,11 +44,10 @@
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_stats.h"
+#include "depthmask/run_files.h"
 #include "depthmask/shard.h"
 
 namespace depthmask {
-
-inline constexpr const char* kManifestName = "depthmask-manifest.json";
 
 // One manifest file of an output folder, as list_manifests finds it.
 struct ManifestFileName {

@@ -28,26 +28,11 @@
 
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
+#include "depthmask/detail/host.h"
 #include "depthmask/errors.h"
+#include "depthmask/shard_spec.h"
 
 namespace depthmask {
-
-// Shard `index` of `count`, 0-based: 0 <= index < count.
-struct Shard {
-  size_t index = 0;
-  size_t count = 1;
-  friend bool operator==(const Shard& a, const Shard& b) { return a.index == b.index && a.count == b.count; }
-};
-
-// The most shards a run may be split into (Slurm's MaxArraySize is at most 4,000,001).
-inline constexpr size_t kMaxShards = 1000000;
-
-// "K/N".
-std::string to_string(const Shard& s);
-// Parses "K/N" (decimal, no signs or spaces, 0 <= K < N <= kMaxShards); nullopt otherwise.
-std::optional<Shard> parse_shard(std::string_view text);
-// What run.shard accepts: "" (no sharding), "auto" or "K/N".
-bool is_shard_spec(std::string_view text);
 
 // The listing positions of shard s's frames, ascending (the listing's order), as the header says:
 // position i of the manifest_key order belongs to shard i % s.count (equal keys: by depth path).
@@ -82,12 +67,6 @@ struct ShardChoice {
 // Throws ConfigError naming the variable: a missing or malformed one, a sparse array, K out of range,
 // both engines' variables at once, or none of them.
 ShardChoice resolve_shard(const RunConfig& run, const EnvGetter& env);
-
-// Names in temporary files for the shard: "KofN", or "all" without a shard (no '-', so that temporary
-// names parse unambiguously: encoders.h).
-std::string shard_tag(const std::optional<Shard>& s);
-// The same from the (resolved) run.shard of a configuration: "K/N" gives "KofN", anything else "all".
-std::string shard_tag(const Config& c);
 
 // Thrown when another process holds the lock of the same shard on the same output folder: it is
 // doing this work, so a scheduler should not retry (exit code 5).
@@ -126,10 +105,5 @@ class ShardLock {
   std::filesystem::path path_;
   int fd_ = -1;
 };
-
-// This machine's name as temporary files and lock files carry it: gethostname(), with any byte
-// other than letters, digits, '.', '-' and '_' replaced by '_' (so never '@' or '/'), at most 64
-// bytes; "localhost" when it cannot be read.
-std::string host_name();
 
 }  // namespace depthmask

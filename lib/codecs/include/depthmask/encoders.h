@@ -14,44 +14,11 @@
 
 #include <sys/types.h>
 
+#include "depthmask/atomic_file.h"
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
 
 namespace depthmask {
-
-// The bytes of one file, as parts written in order: blocks owned here (a header, a table) and views
-// of memory the caller keeps alive until the file is written (a frame's output rows). A large image
-// is then written from where it lies, with no encoder buffer to grow, fault in and copy first.
-class FileBytes {
- public:
-  struct Part {
-    const uint8_t* data;
-    size_t size;
-  };
-  FileBytes() = default;
-  explicit FileBytes(std::vector<uint8_t> bytes) { add_owned(std::move(bytes)); }
-  void add_owned(std::vector<uint8_t> bytes);
-  void add_view(const void* data, size_t bytes);
-  const std::vector<Part>& parts() const { return parts_; }
-  size_t size() const { return size_; }
-  uint32_t crc32() const;                // crc32_of over the parts, in order
-  std::vector<uint8_t> flatten() const;  // one contiguous copy
-
- private:
-  std::vector<std::unique_ptr<std::vector<uint8_t>>> owned_;  // heap blocks: parts_ point into them
-  std::vector<Part> parts_;
-  size_t size_ = 0;
-};
-
-// Writes `bytes` to a temporary file in path's folder, optionally fsyncs it, then renames it over
-// `path`, so readers see the old file or the new one, never a torn one. Throws OutputError naming
-// the file and the system error; the temporary file is removed on failure. The temporary file is
-// ".<name>.tmp@<host>-<pid>-<shard>-<n>" (TempFileOwner), `shard` being the writer's shard_tag
-// (shard.h: "KofN", or "all", the default).
-void write_file_atomic(const std::filesystem::path& path, const FileBytes& bytes, bool fsync,
-                       std::string_view shard = "all");
-void write_file_atomic(const std::filesystem::path& path, const void* data, size_t bytes, bool fsync,
-                       std::string_view shard = "all");
 
 // A .npy (format 1.0) image of a CV_32FC1 matrix: '<f4', C order, shape (rows, cols). npy_file's
 // parts are the header and views of `f32`'s rows (as tiff_file's); encode_npy is one vector.
@@ -133,30 +100,5 @@ struct OutputFile {
   uint64_t size = 0;
   uint32_t crc32 = 0;
 };
-uint32_t crc32_of(const void* data, size_t bytes, uint32_t crc = 0);
-
-// Who wrote a temporary file of write_file_atomic (".<name>.tmp@<host>-<pid>-<shard>-<n>") or a
-// folder probe of ensure_output_dir (".depthmask-write-test@<host>-<pid>"), from its file name; the
-// names of earlier versions (".<name>.tmp-<pid>-<n>", ".depthmask-write-test-<pid>") give no host.
-// The host (host_name(): no '@') may hold '-' and '.': the name splits at its last '@', and the pid,
-// shard and counter (none holds a '-') are taken from the right. nullopt: not such a file.
-struct TempFileOwner {
-  std::optional<std::string> host;  // none: an earlier version's name
-  pid_t pid = 0;
-  std::string shard;  // a temporary file's shard_tag; empty for a probe or an earlier name
-};
-std::optional<TempFileOwner> temp_file_owner(const std::string& file_name);
-
-// Removes what an interrupted (killed) run left in `dir` and its subfolders: the temporary files of
-// write_file_atomic and the folder probe of ensure_output_dir, written on this host (host_name())
-// by a process that is no longer running. Other hosts' files are left alone: on a shared folder
-// their writers may be at work, and a pid says nothing across machines. Names without a host
-// (earlier versions) are judged by their pid alone, as before. Returns how many were removed;
-// never throws (a file that cannot be removed is skipped).
-size_t remove_stale_temp_files(const std::filesystem::path& dir);
-
-// Checks that `dir` exists or can be created and is writable (by creating and removing a probe file).
-// Throws OutputError naming the folder and the system error.
-void ensure_output_dir(const std::filesystem::path& dir);
 
 }  // namespace depthmask

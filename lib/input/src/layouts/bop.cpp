@@ -16,9 +16,9 @@
 #include <sstream>
 #include <system_error>
 
-#include "depthmask/errors.h"
-#include "depthmask/detail/text_numbers.h"
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/text_numbers.h"
+#include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 

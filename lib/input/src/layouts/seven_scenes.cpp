@@ -2,9 +2,9 @@
 // (and .pose.txt) in the folder or in its rgbd-frames/; depth in millimetres, 65535 = no measurement.
 #include <system_error>
 
-#include "depthmask/errors.h"
-#include "depthmask/detail/text_numbers.h"
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/text_numbers.h"
+#include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 

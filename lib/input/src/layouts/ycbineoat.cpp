@@ -1,9 +1,9 @@
 // YCBInEOAT / FoundationPose: rgb/, depth/ (millimetres), masks/ and cam_K.txt (3x3 K).
 #include <system_error>
 
-#include "depthmask/errors.h"
-#include "depthmask/detail/text_numbers.h"
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/text_numbers.h"
+#include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,5 @@
-// After a run: its record (depthmask-run.json) and the QA report, one self-contained HTML page to look
-// at (docs/REPORT.md): the summary and settings, a contact sheet of thumbnails, the kept fraction per
-// frame, the kept-depth histogram and the failures.
+// After a run: the QA report, one self-contained HTML page to look at (docs/REPORT.md): the summary and settings, a
+// contact sheet of thumbnails, the kept fraction per frame, the kept-depth histogram and the failures.
 #pragma once
 
 #include <cstddef>
@@ -8,29 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "depthmask/config.h"
-#include "depthmask/pipeline.h"
-#include "depthmask/shard.h"
+#include "depthmask/run_files.h"
 
 namespace depthmask {
-
-inline constexpr const char* kRunRecordName = "depthmask-run.json";
-inline constexpr const char* kReportName = "depthmask-report.html";
-
-// The record of the last run over an output folder, for the report (and `status`): the summary
-// (counts, seconds, backend and why, this run's failures) as the C ABI's run summary JSON, the
-// effective configuration as YAML (to_yaml), the depthmask version and the date (UTC, ISO 8601):
-// {"format": "depthmask-run", "version": 1, "depthmask": "<version>", "date": "...",
-//  "summary": {...}, "config": "<YAML>"}.
-// A file of its own, not the manifest's head: the manifest is the resume record, rewritten every
-// second while frames finish and cut down by the next run's plan; this is written once at the end.
-std::string run_record_json(const Config& effective, const RunSummary& summary);
-// The run record's file name in output.dir: kRunRecordName unsharded, else
-// depthmask-run.shard-K-of-N.json beside the shard's manifest (shards never overwrite each other's).
-std::string run_record_name(const std::optional<Shard>& shard);
-// Writes run_record_json to <output.dir>/run_record_name(effective.run.shard) atomically. Throws
-// OutputError.
-void write_run_record(const Config& effective, const RunSummary& summary);
 
 struct ReportOptions {
   std::filesystem::path out;  // empty: <output_dir>/depthmask-report.html

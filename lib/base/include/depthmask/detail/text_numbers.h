@@ -1,13 +1,13 @@
 // Numbers in small text files (camera files, K matrices, threshold files, TUM lists): tokens read in
-// the C locale whatever the global locale is, and a 3x3 pinhole K turned into Intrinsics.
+// the C locale whatever the global locale is.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include "depthmask/intrinsics.h"
 
 namespace depthmask::detail {
 
@@ -33,9 +33,7 @@ struct LineNumber {
 std::vector<LineNumber> line_numbers(const std::string& line, const std::string& file, int lineno,
                                      const std::string& expected = "");
 
-// The Intrinsics of a 3x3 row-major K [fx 0 cx; 0 fy cy; 0 0 1] with positive fx and fy. Anything
-// else throws InputError "<file>[ <where>]: ..." naming the count found or the pinhole form: `file`
-// names the file as the message shows it, `where` the place in it (e.g. "line 3: block 'K'") or "".
-Intrinsics pinhole_from_k(const std::vector<double>& v9, const std::string& file, const std::string& where);
+// A decimal number without sign, spaces or leading '+' (at most 19 digits); nullopt otherwise.
+std::optional<unsigned long long> parse_decimal(std::string_view s);
 
 }  // namespace depthmask::detail

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "depthmask/pipeline.h"
+#include "depthmask/run_summary.h"
 
 namespace depthmask::detail {
 
