@@ -294,8 +294,12 @@ Proposal propose(const Config& given, const std::vector<FileGroup>& groups, cons
     p.detail += "and " + std::to_string(unused - kMaxUnusedLines) + " more groups of files not used\n";
   p.detail += "run it:\n  depthmask run --input " + shell_word(root.generic_string()) + " --output OUT";
   for (const auto& [k, v] : p.keys) p.detail += " \\\n      --set " + shell_word(k + "=" + v);
-  for (const FileGroup* d : c.other_depths)
+  // Another depth, with the colour that goes with it when that is another one.
+  for (const FileGroup* d : c.other_depths) {
     p.detail += "\nor the other depth:\n      --set " + shell_word("input.depth=" + d->pattern);
+    const FileGroup* color = partner(of_kind(groups, GroupKind::Color), *d);
+    if (color && color != c.color) p.detail += " --set " + shell_word("input.color=" + color->pattern);
+  }
   p.hint = "--write-config FILE saves these keys; then `depthmask run --config FILE --output OUT`";
   return p;
 }

@@ -178,8 +178,9 @@ TEST(CliDoctorPatterns, ProposesTheCapturePatterns) {
       Contains(r.output, "--set input.intrinsics=" + fs::canonical(data).generic_string() + "/camera_intrinsics.yaml"))
       << r.output;
   EXPECT_TRUE(Contains(r.output, "it has more valid (finite, non-zero) pixels: 94% against 50%")) << r.output;
-  EXPECT_TRUE(
-      Contains(r.output, "or the other depth:\n                --set input.depth={id}-transparent-depth-img.exr"))
+  EXPECT_TRUE(Contains(r.output,
+                       "or the other depth:\n                --set input.depth={id}-transparent-depth-img.exr --set "
+                       "input.color={id}-transparent-rgb-img.jpg"))
       << r.output;
   EXPECT_TRUE(
       Contains(r.output,
