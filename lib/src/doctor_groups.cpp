@@ -45,7 +45,7 @@ namespace {
 // scene's label image has, fewer values than any real depth or grey image).
 constexpr size_t kFewValues = 64;
 // Intrinsics files are small; a bigger text file is not read.
-constexpr uintmax_t kMaxIntrinsicsBytes = 64 * 1024;
+constexpr uintmax_t kMaxIntrinsicsBytes = uintmax_t{64} * 1024;
 
 std::string lower(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -111,7 +111,7 @@ double valid_share(const cv::Mat& d) {
   size_t valid = 0;
   for (int y = 0; y < d.rows; ++y)
     for (int x = 0; x < d.cols; ++x) {
-      const double v = d.depth() == CV_32F ? d.at<float>(y, x) : d.at<uint16_t>(y, x);
+      const double v = d.depth() == CV_32F ? static_cast<double>(d.at<float>(y, x)) : d.at<uint16_t>(y, x);
       valid += std::isfinite(v) && v != 0 ? 1 : 0;
     }
   return static_cast<double>(valid) / static_cast<double>(d.total());

@@ -28,7 +28,7 @@ using Words = std::set<std::string>;
 Words words_of(const std::string& pattern) {
   Words w;
   std::string cur;
-  const std::string s = pattern;
+  const std::string& s = pattern;
   for (size_t i = 0; i <= s.size(); ++i) {
     if (i < s.size() && s.compare(i, 4, "{id}") == 0) {
       i += 3;
@@ -293,7 +293,13 @@ Proposal propose(const Config& given, const std::vector<FileGroup>& groups, cons
   if (unused > kMaxUnusedLines)
     p.detail += "and " + std::to_string(unused - kMaxUnusedLines) + " more groups of files not used\n";
   p.detail += "run it:\n  depthmask run --input " + shell_word(root.generic_string()) + " --output OUT";
-  for (const auto& [k, v] : p.keys) p.detail += " \\\n      --set " + shell_word(k + "=" + v);
+  for (const auto& [k, v] : p.keys) {
+    p.detail += " \\\n      --set ";
+    std::string set = k;
+    set += '=';
+    set += v;
+    p.detail += shell_word(set);
+  }
   // Another depth, with the colour that goes with it when that is another one.
   for (const FileGroup* d : c.other_depths) {
     p.detail += "\nor the other depth:\n      --set " + shell_word("input.depth=" + d->pattern);
