@@ -48,7 +48,10 @@ int cli_main(int argc, char** argv) {
   run_cmd->add_option("-i,--input", run.input, "Input folder (sets input.root)");
   run_cmd->add_option("-o,--output", run.output, "Output folder (sets output.dir)");
   run_cmd->add_option("-b,--backend", run.backend, "auto | copy | zero_copy | managed | cpu (sets backend.kind)");
-  run_cmd->add_option("--set", run.sets, "Override a key: key.path=value (YAML value, e.g. mask.labels=[48,114])")
+  run_cmd
+      ->add_option("--set", run.sets,
+                   "Override a key: key.path=value (e.g. mask.labels=[48,114], input.depth={id}-depth.png: a string "
+                   "key takes the text as written)")
       ->take_all();
   run_cmd->add_option("--on-error", run.on_error, "skip | stop (sets run.on_error)");
   run_cmd->add_flag("--force", run.force, "Redo frames the resume manifest records as finished (sets run.force)");

@@ -62,6 +62,24 @@ def test_overrides_as_strings():
         assert "threshold: 7" in m.config_yaml
 
 
+def test_string_overrides_are_taken_as_written():
+    # A pattern opening with {id} is no YAML map for a string key; None unsets an optional one.
+    over = {"backend.kind": "cpu", "input.depth": "{id}-transparent-depth-img.exr", "input.color": None,
+            "input.mask": "{id}-mask.png"}
+    with depthmask.Masker(overrides=over) as m:
+        text = m.config_yaml
+        assert 'depth: "{id}-transparent-depth-img.exr"' in text
+        assert 'mask: "{id}-mask.png"' in text
+        assert "color: ~" in text
+    # The YAML quoted form keeps working; other keys keep YAML's reading.
+    with depthmask.Masker(overrides=["backend.kind=cpu", 'input.depth="{id}.exr"', "mask.labels=[1, 3]"]) as m:
+        assert 'depth: "{id}.exr"' in m.config_yaml
+        assert "labels: [1, 3]" in m.config_yaml
+    with pytest.raises(depthmask.ConfigError) as e:
+        depthmask.Masker(overrides={"backend.kind": "cpu", "input.depth": "depth.exr"})
+    assert "exactly one '{id}'" in str(e.value)
+
+
 def test_bad_key_is_a_config_error():
     with pytest.raises(depthmask.ConfigError) as e:
         depthmask.Masker({"mask": {"nonsense": 1}}, overrides=CPU)

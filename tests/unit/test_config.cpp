@@ -323,9 +323,78 @@ TEST_F(ConfigFile, LiteralOverrideTakesTheValueAsAPlainString) {
     const Config c = load_config(std::nullopt, {Override{"output.dir", v, "--output", true}}, cwd);
     EXPECT_EQ(c.output.dir, cwd / v) << v;
   }
-  // The same value through --set is parsed as YAML and rejected as a path.
+  // Through --set, null is none, which output.dir (not optional) refuses; other text is the path.
   EXPECT_TRUE(Contains(error_of_sets({"output.dir=null"}), "expected a string"));
-  EXPECT_TRUE(Contains(error_of_sets({"output.dir={a: b}"}), "a map"));
+  EXPECT_EQ(load_config(std::nullopt, sets({"output.dir={a: b}"}), cwd).output.dir, cwd / "{a: b}");
+}
+
+// A string or path key takes an override's text as written (a pattern would read as a YAML flow map);
+// a value opening with a quote is a YAML quoted scalar, null (or ~) unsets an optional key.
+TEST_F(ConfigFile, StringKeysTakeTheOverrideAsWritten) {
+  const fs::path cwd = tmp_.path();
+  Config c = load_config(std::nullopt,
+                         sets({"input.depth={id}-transparent-depth-img.exr", "input.mask={id}-mask.png",
+                               "input.color={id}-transparent-rgb-img.jpg", "input.object=a: b"}),
+                         cwd);
+  EXPECT_EQ(c.input.depth, "{id}-transparent-depth-img.exr");
+  EXPECT_EQ(c.input.mask, "{id}-mask.png");
+  EXPECT_EQ(c.input.color, "{id}-transparent-rgb-img.jpg");
+  EXPECT_EQ(c.input.object, "a: b");
+  EXPECT_TRUE(c.is_set_by_user("input.depth"));
+  // Today's quoted forms keep working: the quotes are YAML's, not part of the value.
+  c = load_config(std::nullopt, sets({"input.depth=\"{id}-d.exr\"", "input.mask='m/{id}.png'"}), cwd);
+  EXPECT_EQ(c.input.depth, "{id}-d.exr");
+  EXPECT_EQ(c.input.mask, "m/{id}.png");
+  // Paths and URIs as written; '#' is no comment and ': ' no map.
+  c = load_config(std::nullopt, sets({"output.dir=out #1", "live.source=replay://{id}/x?fps=5"}), cwd);
+  EXPECT_EQ(c.output.dir, cwd / "out #1");
+  EXPECT_EQ(c.live.source, "replay://{id}/x?fps=5");
+  // The key's own checks still apply to the text.
+  EXPECT_TRUE(Contains(error_of_sets({"input.depth={id}-{id}.exr"}), "exactly one '{id}'"));
+  EXPECT_TRUE(Contains(error_of_sets({"input.depth=depth.exr"}), "exactly one '{id}'"));
+  EXPECT_TRUE(Contains(error_of_sets({"input.depth=\"{id}.exr"}), "YAML"));  // an unclosed quote
+}
+
+TEST_F(ConfigFile, NullUnsetsAnOptionalStringKey) {
+  const fs::path cwd = tmp_.path();
+  for (const char* none : {"input.color=null", "input.color=~", "input.color=NULL"}) {
+    const Config c = load_config(std::nullopt, sets({"input.color={id}.jpg", none}), cwd);
+    EXPECT_TRUE(c.input.color.empty()) << none;
+  }
+  EXPECT_TRUE(load_config(std::nullopt, sets({"live.mask.static=m.png", "live.mask.static=null"}), cwd)
+                  .live.mask.static_file.empty());
+  // A required string refuses none, naming the key.
+  const std::string msg = error_of_sets({"input.depth=null"});
+  EXPECT_TRUE(Contains(msg, "'input.depth'")) << msg;
+  EXPECT_TRUE(Contains(msg, "expected a string")) << msg;
+  // "null" quoted is the word.
+  EXPECT_EQ(load_config(std::nullopt, sets({"input.object=\"null\""}), cwd).input.object, "null");
+}
+
+TEST_F(ConfigFile, OtherKeysKeepYamlsReading) {
+  const fs::path cwd = tmp_.path();
+  const Config c = load_config(std::nullopt,
+                               sets({"mask.labels=[48, 114]", "depth.max=2.5", "mask.threshold_fraction=null",
+                                     "output.format=[npy, tiff]", "input.intrinsics={fx: 5, fy: 5, cx: 2, cy: 2}"}),
+                               cwd);
+  EXPECT_EQ(c.mask.labels, (std::vector<uint32_t>{48, 114}));
+  EXPECT_EQ(c.depth.max, 2.5);
+  EXPECT_FALSE(c.mask.threshold_fraction.has_value());
+  EXPECT_EQ(c.output.formats, (std::vector<OutputFormat>{OutputFormat::Npy, OutputFormat::Tiff}));
+  ASSERT_TRUE(c.input.intrinsics.has_value());
+  EXPECT_EQ(c.input.intrinsics->fx, 5.0);
+  EXPECT_TRUE(Contains(error_of_sets({"mask.labels={id}"}), "'mask.labels'"));  // a map, as YAML reads it
+}
+
+TEST_F(ConfigFile, IntrinsicsOverrideIsAFileAsWrittenOrAnInlineMap) {
+  const fs::path cwd = tmp_.path();
+  write_text(cwd / "cam #1: a.yaml", "fx: 921\nfy: 920\ncx: 16\ncy: 12\n");
+  const Config c = load_config(std::nullopt, sets({"input.intrinsics=cam #1: a.yaml"}), cwd);
+  EXPECT_EQ(c.input.intrinsics_file, cwd / "cam #1: a.yaml");
+  ASSERT_TRUE(c.input.intrinsics.has_value());
+  EXPECT_EQ(c.input.intrinsics->fx, 921.0);
+  EXPECT_FALSE(load_config(std::nullopt, sets({"input.intrinsics=cam #1: a.yaml", "input.intrinsics=null"}), cwd)
+                   .input.intrinsics.has_value());
 }
 
 TEST_F(ConfigFile, LabelsFromSetAreAYamlFlowList) {

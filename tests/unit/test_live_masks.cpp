@@ -228,7 +228,15 @@ TEST(LiveMasks, ConfigKeysAreValidatedAndNameTheKey) {
         "live.mask.depth_band=[2, 1]", "live.mask.depth_band=[1, 1]", "live.mask.depth_band=[0, .inf]",
         "live.mask.depth_band=[nan, 1]", "live.mask.depth_band=[a, 1]"})
     EXPECT_TRUE(dmtest::Contains(error_of(bad), "'live.mask.depth_band'")) << bad;
-  EXPECT_TRUE(dmtest::Contains(error_of("live.mask.static=[a]"), "'live.mask.static'"));
+  // A path is taken as written through --set (a file may be named "[a]"); a list in a file is refused.
+  EXPECT_EQ(
+      dm::load_config(std::nullopt, {dm::parse_override("live.mask.static=[a]")}, dir.path()).live.mask.static_file,
+      dir.path() / "[a]");
+  EXPECT_TRUE(dmtest::Contains(dmtest::message_of<dm::ConfigError>([&] {
+                                 dm::load_config_text("live:\n  mask:\n    static: [a]\n", "c.yaml", dir.path(), {},
+                                                      dir.path());
+                               }),
+                               "'live.mask.static'"));
   EXPECT_TRUE(dmtest::Contains(error_of("live.mask.hsv=1"), "unknown config key 'live.mask.hsv'"));
   EXPECT_TRUE(dmtest::Contains(error_of("live.mask=3"), "'live.mask'"));
 }

@@ -236,6 +236,7 @@ Key intrinsics_key(const char* doc) {
   Key k;
   k.name = "intrinsics";
   k.doc = doc;
+  k.override_text = Key::OverrideText::StringOrMap;  // a file as written, or {fx: ...}
   k.read = [](const YamlReader& r, const std::string& full, const YAML::Node& v, Config& c) {
     InputConfig& in = c.input;
     if (v.IsNull())

@@ -60,9 +60,25 @@ struct ConfigText {
   const fs::path& base;
 };
 
+// An override's value as a YAML node. For a key whose field is a string or a path, the text as
+// written (a pattern such as {id}-depth.exr would read as a YAML flow map), except a value opening with
+// a quote (a YAML quoted scalar, as before) and null or ~ (none, for an optional key); input.intrinsics
+// also takes an inline {fx: ...} map; other keys read it as YAML.
+YAML::Node override_value(const Override& ov, const std::string& label) {
+  if (ov.literal) return YAML::Node(ov.value);
+  using Text = Key::OverrideText;
+  const Key* k = config_detail::find_value_key(ov.key);
+  const std::string& v = ov.value;
+  if (!k || k->override_text == Text::Yaml || v.front() == '"' || v.front() == '\'' ||
+      (k->override_text == Text::StringOrMap && v.front() == '{'))
+    return detail::load_yaml_text(v, label);
+  if (v == "null" || v == "Null" || v == "NULL" || v == "~") return YAML::Node(YAML::NodeType::Null);
+  return YAML::Node(v);
+}
+
 // `a.b.c=v` as the map {a: {b: {c: v}}}.
 YAML::Node override_node(const Override& ov, const std::string& label) {
-  YAML::Node node = ov.literal ? YAML::Node(ov.value) : detail::load_yaml_text(ov.value, label);
+  YAML::Node node = override_value(ov, label);
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
     const size_t dot = ov.key.find('.', start);

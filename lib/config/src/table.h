@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeindex>
 #include <vector>
 
@@ -71,6 +72,11 @@ struct Key {
   // every manifest written before stays resumable.
   bool in_hash_text = true;
   uint32_t layouts = 0;  // bit (1 << InputLayout) per layout the key applies to; 0: every layout
+  // How an override's text is read (override_value in read.cpp): as YAML, or (a string or path field)
+  // as written unless it opens with a quote or is null, so `input.depth={id}.png` needs no YAML quotes;
+  // StringOrMap (input.intrinsics): a value opening with '{' is YAML's inline map.
+  enum class OverrideText { Yaml, String, StringOrMap };
+  OverrideText override_text = OverrideText::Yaml;
   // A value: read it from YAML into its field, write it, copy it from another Config, and tell
   // whether an address (and type) is its field (Config::set).
   std::function<void(const YamlReader&, const std::string& key, const YAML::Node&, Config&)> read;
@@ -122,6 +128,8 @@ Key key(const char* name, T S::*field, Codec codec, const char* doc) {
   Key k;
   k.name = name;
   k.doc = doc;
+  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::filesystem::path>)
+    k.override_text = Key::OverrideText::String;
   k.read = [field, codec](const YamlReader& r, const std::string& full, const YAML::Node& v, Config& c) {
     codec.read(r, full, v, part<S>(c).*field);
   };

@@ -25,6 +25,7 @@
 #include "depthmask/platform.h"
 #include "depthmask/registration.h"
 #include "depthmask/unit_check.h"
+#include "doctor_propose.h"
 
 namespace fs = std::filesystem;
 
@@ -272,6 +273,7 @@ class Doctor {
       in_ = resolve_input(given_);
     } catch (const InputError& e) {
       std::error_code ec;
+      bool unknown_folder = false;  // no layout's marker files: propose patterns from the file names
       if (fs::is_directory(given_.input.root, ec)) {
         const LayoutGuess g = given_.input.layout == InputLayout::Auto
                                   ? detect_layout(given_.input.root)
@@ -279,10 +281,12 @@ class Doctor {
         r_.layout = std::string(to_string(g.layout));
         r_.layout_reason = g.reason;
         add("layout", DoctorLevel::Info, "layout " + r_.layout + ": " + r_.layout_reason);
+        unknown_folder = g.layout == InputLayout::Pattern;
       }
       add("frames", DoctorLevel::Error, "no frames: the input cannot be listed", e.what(),
           "check input.root, the input.depth / input.mask patterns or input.layout (`depthmask run --print-config` "
           "shows them)");
+      if (unknown_folder && o_.propose) detail::propose_patterns(given_, o_, r_);
       return false;
     }
     r_.layout = std::string(to_string(in_.layout));

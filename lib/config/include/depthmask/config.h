@@ -234,7 +234,10 @@ const std::vector<ConfigKeyInfo>& config_keys();
 // One `key.path=value` override. `origin` names where it came from ("--set", "--input") for messages.
 struct Override {
   std::string key;
-  std::string value;  // parsed as a YAML scalar or flow value
+  // A key whose value is a string or a path takes this as written ({id}-depth.exr, a path, a URI),
+  // unless it opens with " or ' (a YAML quoted scalar) or is null or ~ (none, for an optional key);
+  // every other key parses it as a YAML scalar or flow value ([48, 114], 0.001, true).
+  std::string value;
   std::string origin = "--set";
   bool literal = false;  // take value as a plain string (paths from dedicated flags), not YAML
 };

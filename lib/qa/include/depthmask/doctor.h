@@ -21,6 +21,9 @@ namespace depthmask {
 struct DoctorOptions {
   size_t sample = 64;     // frames decoded and masked, evenly spaced (0: none)
   size_t headers = 1024;  // frames whose depth, mask and color headers give sizes, evenly spaced
+  // A folder no layout knows whose configured patterns list no frame: propose input.* patterns from its
+  // file names and contents (the `patterns` and `proposal` checks, docs/DOCTOR.md).
+  bool propose = true;
 };
 
 // How bad a finding is. Error: a run would fail or give nothing (exit 1). Warning: a run works but
@@ -29,7 +32,7 @@ enum class DoctorLevel { Ok, Info, Warning, Error };
 std::string_view to_string(DoctorLevel level);  // "ok", "info", "warning", "error"
 
 // One finding. `id` is stable (docs/DOCTOR.md lists them): layout, frames, pairing, skipped, sizes,
-// types, three_channel, decode, units, intrinsics, mask_rule, labels.
+// types, three_channel, decode, units, intrinsics, mask_rule, labels, patterns, proposal.
 struct DoctorCheck {
   std::string id;
   DoctorLevel level = DoctorLevel::Ok;
