@@ -2,9 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 
-#include "depthmask/detail/log.h"
+#include "depthmask/logging.h"
 
 namespace depthmask::app {
 
@@ -14,7 +15,7 @@ Progress::~Progress() { clear(); }
 
 void Progress::on_start(const DatasetListing& listing) {
   start_ = last_ = std::chrono::steady_clock::now();
-  detail::log().info("{} frame(s) to process", listing.frames.size());
+  log_line(LogLevel::Info, std::to_string(listing.frames.size()) + " frame(s) to process");
 }
 
 void Progress::clear() {
@@ -38,7 +39,9 @@ void Progress::draw(size_t done, size_t total) {
     std::fflush(out_);
     drawn_ = true;
   } else {
-    detail::log().info("processed {}/{} frames ({:.1f} frames/s, {} failed)", done, total, fps, failed_);
+    char line[128];
+    std::snprintf(line, sizeof line, "processed %zu/%zu frames (%.1f frames/s, %zu failed)", done, total, fps, failed_);
+    log_line(LogLevel::Info, line);
   }
 }
 

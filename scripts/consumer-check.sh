@@ -4,8 +4,9 @@
 # prefix alone, find_package for the C++ program and pkg-config for the C one; both run on the
 # committed sample. Exits non-zero on the first thing that differs from what is expected:
 #   - the installed libdepthmask.so.0: its SONAME, a RUNPATH of $ORIGIN (no RPATH), every dependency
-#     resolving without LD_LIBRARY_PATH; no detail/ headers; no build or source path in the package
-#     files; every installed header compiling with `pkg-config --cflags depthmask` alone;
+#     resolving without LD_LIBRARY_PATH; no detail/ headers; the installed headers exactly those of
+#     docs/CPP.md's "The installed headers" table; no build or source path in the package files; every
+#     installed header compiling with `pkg-config --cflags depthmask` alone;
 #   - mask_frame (C++) on data/sample frame 000000: its TIFF byte for byte the one the installed CLI
 #     writes for that frame, and its kept/min/max line that of the CLI's .npy (numpy);
 #   - mask_frame_c (C ABI): every pixel of its synthetic frame as the rule says.
@@ -49,7 +50,11 @@ find "$prefix/include" -name '*.h' | sort | sed "s|^$prefix/include/\(.*\)|#incl
 # shellcheck disable=SC2046  # pkg-config's flags are words
 c++ -std=c++17 -fsyntax-only $(pkg-config --cflags depthmask) "$work/all_headers.cpp" || fail "the installed headers do not compile with pkg-config's flags"
 echo '#include <depthmask/depthmask_c.h>' | cc -std=c11 -pedantic -Werror -fsyntax-only -I"$prefix/include" -x c - || fail "depthmask_c.h is not C11"
-echo "consumer-check: $(wc -l <"$work/all_headers.cpp") installed headers compile against $prefix alone"
+# Installed = documented: the headers under include/ are docs/CPP.md's table, no more, no fewer.
+documented=$(sed -n '/^## The installed headers/,/^## The C++ facade/p' docs/CPP.md | grep -oE '^\| `depthmask/[a-z_/]+\.h`' | sed 's/^| `//; s/`$//' | sort)
+installed=$(cd "$prefix/include" && find depthmask -name '*.h' | sort)
+[ "$documented" = "$installed" ] || fail "the installed headers are not docs/CPP.md's table (<: only documented, >: only installed): $(diff <(echo "$documented") <(echo "$installed") | grep '^[<>]' | tr '\n' ' ')"
+echo "consumer-check: $(wc -l <"$work/all_headers.cpp") installed headers compile against $prefix alone, as docs/CPP.md lists them"
 
 # The consumer project, out of the repository: only the prefix can provide depthmask.
 cp -r examples/consumer "$work/src"

@@ -13,7 +13,8 @@
 #                                                  -dev packages of OpenCV and yaml-cpp are not
 #                                                  Multi-Arch: same, so ARCH's replace the host's.
 #   scripts/install-deps.sh --sanitizers           the same and clang for scripts/sanitize.sh, fuzz.sh
-#   scripts/install-deps.sh --lint                 the same and clang-format-14, clang-tidy-14 (scripts/lint.sh)
+#   scripts/install-deps.sh --lint                 the same and clang-format-14, clang-tidy-14, doxygen
+#                                                  (scripts/lint.sh)
 #   scripts/install-deps.sh --runtime-list BIN...   print the packages that own BIN's shared libraries
 #                                                   (BIN may be of another architecture: a cross build's)
 #   scripts/install-deps.sh --runtime FILE          install the packages FILE lists (one a line): the
@@ -107,8 +108,8 @@ sanitizer_pkgs=(clang-14)
 pkgs=("${build_pkgs[@]}")
 use_optional=1
 [ "${1:-}" = "--sanitizers" ] && pkgs+=("${sanitizer_pkgs[@]}")
-# --lint: the formatter and the static analyser CI runs (scripts/lint.sh).
-[ "${1:-}" = "--lint" ] && pkgs+=(clang-format-14 clang-tidy-14)
+# --lint: the formatter, the static analyser and the API documentation's check CI runs (scripts/lint.sh).
+[ "${1:-}" = "--lint" ] && pkgs+=(clang-format-14 clang-tidy-14 doxygen)
 if [ "${1:-}" = "--image" ]; then
   pkgs=("${tool_pkgs[@]}" "${lib_pkgs[@]}")
   use_optional=0

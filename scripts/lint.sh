@@ -7,6 +7,11 @@
 #                                       sources of lib/ and app/, from BUILD_DIR/compile_commands.json
 #                                       (default build-cpu: a CPU-only build configured with
 #                                       -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+#   scripts/lint.sh doxygen [BUILD_DIR] Doxygen (the repository's Doxyfile) over the headers
+#                                       `cmake --install BUILD_DIR --component headers` installs (BUILD_DIR
+#                                       configured; default build-cpu): every public declaration needs a
+#                                       `///` comment, and every warning fails. Pages and log go to
+#                                       BUILD_DIR/doxygen/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --lint >/dev/null
@@ -37,8 +42,24 @@ case "${1:-}" in
     n=$(grep -c '^clang-tidy-14 ' "$build/tidy.log" || true)
     echo "lint: tidy: $n files of lib/ and app/ clean in $(($(date +%s) - start)) s"
     ;;
+  doxygen)
+    build="${2:-build-cpu}"
+    [ -f "$build/CMakeCache.txt" ] || { echo "lint: $build is not a configured build folder" >&2; exit 2; }
+    out="$(cd "$build" && pwd)/doxygen"
+    rm -rf "$out"
+    mkdir -p "$out"
+    cmake --install "$build" --component headers --prefix "$out/prefix" >"$out/install.log"
+    n=$(find "$out/prefix/include" -name '*.h' | wc -l)
+    DEPTHMASK_DOXYGEN_INPUT="$out/prefix/include" DEPTHMASK_DOXYGEN_OUTPUT="$out" doxygen Doxyfile >"$out/doxygen.log" 2>&1 &&
+      [ ! -s "$out/warnings.log" ] || {
+      cat "$out/warnings.log" "$out/doxygen.log" >&2
+      echo "lint: doxygen: the installed headers' documentation has the problems above (log: $out/warnings.log)" >&2
+      exit 1
+    }
+    echo "lint: doxygen: every declaration of the $n installed headers is documented ($out/html/index.html)"
+    ;;
   *)
-    echo "usage: scripts/lint.sh format [--fix] | tidy [BUILD_DIR]" >&2
+    echo "usage: scripts/lint.sh format [--fix] | tidy [BUILD_DIR] | doxygen [BUILD_DIR]" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -28,13 +29,15 @@ int main(int argc, char** argv) {
     }
     const cv::Mat metres = masker.mask(depth, mask);  // CV_32FC1
 
+    // A kept pixel, as the library counts them (count_kept): finite, above 0 and not output.invalid.
     const float invalid = masker.config().output.invalid;
+    auto depth_kept = [invalid](float z) { return std::isfinite(z) && z > 0.0f && z != invalid; };
     size_t kept = 0;
     float lo = std::numeric_limits<float>::max(), hi = 0.0f;
     for (int y = 0; y < metres.rows; ++y) {
       const float* row = metres.ptr<float>(y);
       for (int x = 0; x < metres.cols; ++x) {
-        if (!depthmask::depth_kept(row[x], invalid)) continue;
+        if (!depth_kept(row[x])) continue;
         ++kept;
         lo = std::min(lo, row[x]);
         hi = std::max(hi, row[x]);

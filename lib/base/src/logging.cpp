@@ -117,6 +117,8 @@ void set_log_callback(LogCallback callback, int min_level) {
   route_to(std::move(sink));
 }
 
+void log_line(LogLevel level, std::string_view line) { state().logger.log(spdlog_level(level), line); }
+
 void setup_logging(const std::string& level) {
   set_log_level(level);
   route_to(state().stderr_sink);

@@ -1,4 +1,5 @@
-/* depthmask's C ABI: plain C, opaque handles, int status codes, no C++ types or exceptions across it.
+/** \file
+ * depthmask's C ABI: plain C, opaque handles, int status codes, no C++ types or exceptions across it.
  * It is what the Python package binds to (ctypes), and what Rust, Julia or C# bindings would use.
  *
  *   dm_masker* m = NULL;
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** Marks the functions the library exports. */
 #if defined(_WIN32)
 #define DM_API __declspec(dllimport)
 #elif defined(__GNUC__)
@@ -62,21 +64,23 @@ enum dm_dtype {
  *  The column stride must equal the pixel size; strides must be positive multiples of it (a frame
  *  stride may be 0: one image for every frame). */
 typedef struct dm_image {
-  void* data;
-  int32_t memory; /**< enum dm_memory */
-  int32_t device; /**< CUDA device of DM_MEMORY_CUDA / DM_MEMORY_MAPPED; -1 for host */
-  int32_t dtype;  /**< enum dm_dtype */
-  int32_t ndim;   /**< 2 or 3 */
-  int64_t shape[3];
-  int64_t strides[3];
-  int32_t read_only; /**< nonzero: the memory must not be written (refused as an output) */
-  int32_t reserved;  /**< 0 */
+  void* data;         /**< the first pixel of the first frame */
+  int32_t memory;     /**< enum dm_memory */
+  int32_t device;     /**< CUDA device of DM_MEMORY_CUDA / DM_MEMORY_MAPPED; -1 for host */
+  int32_t dtype;      /**< enum dm_dtype */
+  int32_t ndim;       /**< 2 or 3 */
+  int64_t shape[3];   /**< the first `ndim` are used: (rows, cols) or (frames, rows, cols) */
+  int64_t strides[3]; /**< bytes between neighbours along each of the `ndim` axes */
+  int32_t read_only;  /**< nonzero: the memory must not be written (refused as an output) */
+  int32_t reserved;   /**< 0 */
 } dm_image;
 
+/** A masker (opaque): dm_masker_open makes one, dm_masker_close ends it. */
 typedef struct dm_masker dm_masker;
 
 /** The library's version ("0.1.0"), and the ABI version it implements. */
 DM_API const char* dm_version(void);
+/** The ABI version this library implements (DM_ABI_VERSION of the header it was built with). */
 DM_API int dm_abi_version(void);
 /** Whether this build has CUDA (1) or is CPU-only (0). */
 DM_API int dm_cuda_built(void);
@@ -103,6 +107,7 @@ DM_API void dm_masker_close(dm_masker* masker);
 
 /** The backend in use ("cpu", "copy", "zero_copy", "managed") and why auto chose it; valid until close. */
 DM_API const char* dm_masker_backend(const dm_masker* masker);
+/** Why the backend was chosen (auto's reason, or that it was asked for); valid until close. */
 DM_API const char* dm_masker_reason(const dm_masker* masker);
 /** The CUDA device of a GPU backend, -1 for cpu. */
 DM_API int dm_masker_device(const dm_masker* masker);

@@ -1,11 +1,12 @@
-// depthmask::Masker — the library's front door: masks frames a program holds in memory, on the
-// backend a configuration chooses, and runs the batch job over a folder.
-//
-//   depthmask::Masker masker(depthmask::load_config("depthmask.yaml", {}));
-//   cv::Mat metres = masker.mask(depth, mask);          // CV_32FC1, the CLI's per-pixel rule
-//   depthmask::RunSummary s = masker.run({"data/in", "data/out"});
-//
-// One Masker may be used from several threads at once; each call's result equals the serial one.
+/// \file
+/// depthmask::Masker — the library's front door: masks frames a program holds in memory, on the
+/// backend a configuration chooses, and runs the batch job over a folder.
+///
+///   depthmask::Masker masker(depthmask::load_config("depthmask.yaml", {}));
+///   cv::Mat metres = masker.mask(depth, mask);          // CV_32FC1, the CLI's per-pixel rule
+///   depthmask::RunSummary s = masker.run({"data/in", "data/out"});
+///
+/// One Masker may be used from several threads at once; each call's result equals the serial one.
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -43,7 +44,9 @@ enum class PixelType { U8, U16, F32, Bool };
 
 /// Bytes per pixel of a type.
 size_t pixel_bytes(PixelType t) noexcept;
+/// The type's name, as the C ABI's and the bindings' messages say it.
 std::string_view to_string(PixelType t) noexcept;
+/// The memory kind's name, as messages say it.
 std::string_view to_string(MemoryKind m) noexcept;
 
 /// A non-owning view of one image or a stack of images: the C ABI's dm_image in C++ terms.
@@ -51,17 +54,17 @@ std::string_view to_string(MemoryKind m) noexcept;
 /// rows may be padded and frames may be anywhere (frame_stride 0 repeats one image for every frame:
 /// one mask for a whole depth stack).
 struct ImageRef {
-  void* data = nullptr;
-  MemoryKind memory = MemoryKind::Host;
-  int device = -1;  ///< the CUDA device of Device/Mapped memory (-1: Host)
-  PixelType type = PixelType::U8;
-  int64_t frames = 1;  ///< 1 for a single image
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t frame_stride = 0;  ///< bytes between frames (ignored when frames == 1)
-  int64_t row_stride = 0;    ///< bytes between rows
-  int64_t col_stride = 0;    ///< bytes between pixels of a row: must equal channels x pixel_bytes(type)
-  int channels = 1;          ///< 3 for a BGR colour image (channel stride pixel_bytes(type)), else 1
+  void* data = nullptr;                  ///< the first pixel of the first frame
+  MemoryKind memory = MemoryKind::Host;  ///< where `data` lies
+  int device = -1;                       ///< the CUDA device of Device/Mapped memory (-1: Host)
+  PixelType type = PixelType::U8;        ///< the pixels' type
+  int64_t frames = 1;                    ///< 1 for a single image
+  int64_t rows = 0;                      ///< rows of each image
+  int64_t cols = 0;                      ///< columns of each image
+  int64_t frame_stride = 0;              ///< bytes between frames (ignored when frames == 1)
+  int64_t row_stride = 0;                ///< bytes between rows
+  int64_t col_stride = 0;                ///< bytes between pixels of a row: must equal channels x pixel_bytes(type)
+  int channels = 1;                      ///< 3 for a BGR colour image (channel stride pixel_bytes(type)), else 1
   bool read_only =
       false;  ///< set by bindings that know it (NumPy's writeable flag): an out that is read-only is refused
 
@@ -80,6 +83,9 @@ struct RunRequest {
   std::function<void(size_t done, size_t total)> progress;
 };
 
+/// Masks frames in memory and runs the batch job, with one configuration and one backend (the
+/// header's comment has an example; docs/CPP.md the calls). Move-only; one Masker may be used from
+/// several threads at once.
 class Masker {
  public:
   /// Opens the backend `config` asks for (open_backend: `auto` chooses by the platform) and
@@ -93,8 +99,11 @@ class Masker {
   /// From YAML text (relative paths in it resolve against the working directory), then `overrides`.
   static Masker from_yaml(const std::string& yaml, const std::vector<std::string>& overrides = {});
 
+  /// Takes over `other`'s backend and state; `other` may only be destroyed or assigned to.
   Masker(Masker&&) noexcept;
+  /// The same by assignment; this Masker's own backend is closed.
   Masker& operator=(Masker&&) noexcept;
+  /// Closes the backend; no call may be in progress.
   ~Masker();
 
   /// The configuration in effect.
@@ -103,6 +112,7 @@ class Masker {
   /// discrete GPU (copy), host-resident frames without registration or colour key are masked by the
   /// CPU loop in place (faster than a round trip to the GPU; the reason says so), device arrays on the GPU.
   BackendKind backend() const;
+  /// Why that backend (auto's reason, or that the configuration named it).
   const std::string& reason() const;
   /// The CUDA device of a GPU backend, -1 for cpu.
   int device() const;

@@ -1,7 +1,8 @@
-// Where the library's log lines go and from which level. The library logs through its own logger
-// (never spdlog's default logger, whose set-up stays the host program's): to stderr from level warn,
-// until one of these functions says otherwise. Each is process-wide and may be called at any time,
-// from any thread.
+/// \file
+/// Where the library's log lines go and from which level. The library logs through its own logger
+/// (never spdlog's default logger, whose set-up stays the host program's): to stderr from level warn,
+/// until one of these functions says otherwise. Each is process-wide and may be called at any time,
+/// from any thread.
 #pragma once
 
 #include <functional>
@@ -31,6 +32,11 @@ using LogCallback = std::function<void(int level, std::string_view line)>;
 /// set_log_level would set it, and the callback never receives a line below it (a later, lower
 /// set_log_level does not change that). When this returns, the previous callback is no longer called.
 void set_log_callback(LogCallback callback, int min_level);
+
+/// Writes `line` (one line, no newline) at `level` through the library's logger, as the library writes
+/// its own: where set_log_callback or setup_logging send them, dropped below the level set. For a
+/// program whose messages should go where the library's go (the CLI's progress lines). Thread-safe.
+void log_line(LogLevel level, std::string_view line);
 
 /// The CLI's set-up: the library's lines go to stderr as "[W] message" ("[I]", "[E]" ... by level;
 /// coloured when stderr is a terminal) from `level` on, as set_log_level(level) names it; a callback

@@ -1,5 +1,6 @@
-// Output files: float32 TIFF, NPY and EXR depth maps, 16-bit millimetre PNG, PLY point clouds, the
-// JSON sidecar and the preview PNG, all written atomically; and where a frame's outputs go.
+/// \file
+/// Output files: float32 TIFF, NPY and EXR depth maps, 16-bit millimetre PNG, PLY point clouds, the
+/// JSON sidecar and the preview PNG, all written atomically; and where a frame's outputs go.
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -20,85 +21,93 @@
 
 namespace depthmask {
 
-// A .npy (format 1.0) image of a CV_32FC1 matrix: '<f4', C order, shape (rows, cols). npy_file's
-// parts are the header and views of `f32`'s rows (as tiff_file's); encode_npy is one vector.
+/// A .npy (format 1.0) image of a CV_32FC1 matrix: '<f4', C order, shape (rows, cols). npy_file's
+/// parts are the header and views of `f32`'s rows (as tiff_file's); encode_npy is one vector.
 FileBytes npy_file(const cv::Mat& f32);
+/// npy_file's bytes in one vector.
 std::vector<uint8_t> encode_npy(const cv::Mat& f32);
-// Parses what encode_npy writes (and numpy's own 2-D '<f4' files); throws InputError otherwise.
+/// Parses what encode_npy writes (and numpy's own 2-D '<f4' files); throws InputError otherwise.
 cv::Mat decode_npy(const std::vector<uint8_t>& bytes, const std::string& name);
 
-// A float32 TIFF of a CV_32FC1 matrix: baseline little-endian TIFF, one uncompressed plane,
-// SAMPLEFORMAT_IEEEFP (the tags OpenCV's writer sets), strips of about 8 KiB as libtiff makes them.
-// tiff_file's parts are a header block and views of `f32`'s rows, which must outlive the FileBytes;
-// encode_tiff is the same file in one vector. Throws OutputError past classic TIFF's 4 GiB.
+/// A float32 TIFF of a CV_32FC1 matrix: baseline little-endian TIFF, one uncompressed plane,
+/// SAMPLEFORMAT_IEEEFP (the tags OpenCV's writer sets), strips of about 8 KiB as libtiff makes them.
+/// tiff_file's parts are a header block and views of `f32`'s rows, which must outlive the FileBytes;
+/// encode_tiff is the same file in one vector. Throws OutputError past classic TIFF's 4 GiB.
 FileBytes tiff_file(const cv::Mat& f32);
+/// tiff_file's bytes in one vector.
 std::vector<uint8_t> encode_tiff(const cv::Mat& f32);
 
-// A float32 OpenEXR image of a CV_32FC1 matrix (one channel "Y", FLOAT pixels, OpenCV's default
-// compression), bit-exact on read-back with cv::imread(IMREAD_UNCHANGED).
+/// A float32 OpenEXR image of a CV_32FC1 matrix (one channel "Y", FLOAT pixels, OpenCV's default
+/// compression), bit-exact on read-back with cv::imread(IMREAD_UNCHANGED).
 std::vector<uint8_t> encode_exr(const cv::Mat& f32);
 
-// Depth in whole millimetres for 16-bit PNG consumers (`{id}.mm.png`): kept pixels (depth_kept: finite,
-// > 0, not `invalid`) are rounded to the nearest millimetre (halves away from zero) and clamped to
-// 65535 (65.535 m); every other pixel, and a kept depth below 0.5 mm, is 0, the usual 16-bit "no
-// measurement" (whatever output.invalid is).
+/// Depth in whole millimetres for 16-bit PNG consumers (`{id}.mm.png`): kept pixels (depth_kept: finite,
+/// > 0, not `invalid`) are rounded to the nearest millimetre (halves away from zero) and clamped to
+/// 65535 (65.535 m); every other pixel, and a kept depth below 0.5 mm, is 0, the usual 16-bit "no
+/// measurement" (whatever output.invalid is).
 cv::Mat depth_to_mm16(const cv::Mat& f32, float invalid);
+/// depth_to_mm16's image as a 16-bit greyscale PNG file.
 std::vector<uint8_t> encode_png16_mm(const cv::Mat& f32, float invalid);
 
-// How many output pixels are kept (depth_kept).
+/// How many output pixels are kept (depth_kept).
 size_t count_kept(const cv::Mat& f32, float invalid);
 
-// A binary little-endian PLY point cloud of the points in `xyz` (CV_32FC3, metres; a pixel with z == 0
-// is no point, as the backprojection writes it), in row-major pixel order: `element vertex N` with
-// float x, y, z and, when `color_bgr` (CV_8UC3, same size) is given, uchar red, green, blue.
+/// A binary little-endian PLY point cloud of the points in `xyz` (CV_32FC3, metres; a pixel with z == 0
+/// is no point, as the backprojection writes it), in row-major pixel order: `element vertex N` with
+/// float x, y, z and, when `color_bgr` (CV_8UC3, same size) is given, uchar red, green, blue.
 std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color_bgr = cv::Mat());
 
-// The JSON sidecar of one frame (`{id}.json`): what the numbers in its outputs mean and where they
-// came from. `invalid_value` is a number, or the string "nan" (JSON has no NaN); `intrinsics` is null
-// when none were configured.
+/// The JSON sidecar of one frame (`{id}.json`): what the numbers in its outputs mean and where they
+/// came from. `invalid_value` is a number, or the string "nan" (JSON has no NaN); `intrinsics` is null
+/// when none were configured.
 struct SidecarInfo {
-  std::string id;
-  double depth_scale = 0;          // metres per raw unit of 16-bit input depth
-  bool depth_input_float = false;  // the input depth was float metres (scale unused)
-  double depth_min = 0, depth_max = 0;
-  float invalid = 0;
-  std::optional<Intrinsics> intrinsics;
-  std::filesystem::path depth_file, mask_file, color_file;  // color empty: none
-  std::string backend;
-  int width = 0, height = 0;
-  size_t kept_pixels = 0;
-  std::vector<std::string> outputs;  // file names, siblings of the sidecar
+  std::string id;                        ///< the frame's id
+  double depth_scale = 0;                ///< metres per raw unit of 16-bit input depth
+  bool depth_input_float = false;        ///< the input depth was float metres (scale unused)
+  double depth_min = 0;                  ///< depth.min, metres
+  double depth_max = 0;                  ///< depth.max, metres
+  float invalid = 0;                     ///< output.invalid: the value of dropped pixels
+  std::optional<Intrinsics> intrinsics;  ///< the frame's intrinsics; none: not configured
+  std::filesystem::path depth_file;      ///< the input depth file
+  std::filesystem::path mask_file;       ///< the input mask file
+  std::filesystem::path color_file;      ///< the input colour file; empty: none
+  std::string backend;                   ///< the backend that masked the frame
+  int width = 0;                         ///< the output's width in pixels
+  int height = 0;                        ///< the output's height in pixels
+  size_t kept_pixels = 0;                ///< pixels kept (count_kept)
+  std::vector<std::string> outputs;      ///< file names, siblings of the sidecar
 };
+/// The sidecar's JSON text.
 std::string encode_sidecar(const SidecarInfo& info);
 
-// Color | mask | colorized masked depth, side by side (BGR, 8-bit). Missing color shows as grey.
-// Depth colours span the valid output values; pixels equal to `invalid` (or NaN) are black.
-// With a `reason` plane (CV_8UC1 codes, the depth's size) a fourth panel shows it in the colours of
-// depthmask/reason.h (reason_colors()).
+/// Color | mask | colorized masked depth, side by side (BGR, 8-bit). Missing color shows as grey.
+/// Depth colours span the valid output values; pixels equal to `invalid` (or NaN) are black.
+/// With a `reason` plane (CV_8UC1 codes, the depth's size) a fourth panel shows it in the colours of
+/// depthmask/reason.h (reason_colors()).
 cv::Mat make_preview(const cv::Mat& color, const cv::Mat& mask, const cv::Mat& depth_out, float invalid,
                      const cv::Mat& reason = cv::Mat());
-// A reason plane (CV_8UC1 codes) in the colours of depthmask/reason.h (BGR); codes beyond the table
-// are white.
+/// A reason plane (CV_8UC1 codes) in the colours of depthmask/reason.h (BGR); codes beyond the table
+/// are white.
 cv::Mat reason_colors(const cv::Mat& reason);
 
-// The output file names of frame `id` ({id}.tiff, {id}.npy, {id}.preview.png).
+/// The output file names of frame `id` ({id}.tiff, {id}.npy, {id}.preview.png).
 std::filesystem::path output_path(const std::filesystem::path& dir, const std::string& id, const std::string& kind_ext);
 
-// Where frame f's outputs go, without the extension: <output.dir>/<id> (layout flat), or
-// <output.dir>/<folder of f.relative>/<depth file stem> (layout mirror: the input's folders and names,
-// e.g. seq1/depth/frame-000003.depth.png gives seq1/depth/frame-000003.depth.tiff). f.relative,
-// when empty, is the depth file relative to `input_root`. Throws ConfigError when the mirrored path
-// would leave the output folder (a depth file outside input.root).
+/// Where frame f's outputs go, without the extension: \<output.dir\>/\<id\> (layout flat), or
+/// \<output.dir\>/\<folder of f.relative\>/\<depth file stem\> (layout mirror: the input's folders and names,
+/// e.g. seq1/depth/frame-000003.depth.png gives seq1/depth/frame-000003.depth.tiff). f.relative,
+/// when empty, is the depth file relative to `input_root`. Throws ConfigError when the mirrored path
+/// would leave the output folder (a depth file outside input.root).
 std::filesystem::path output_stem(const OutputConfig& out, const FrameEntry& f,
                                   const std::filesystem::path& input_root);
-// stem + "." + ext (stem "a/b.depth", ext "mm.png" gives "a/b.depth.mm.png").
+/// stem + "." + ext (stem "a/b.depth", ext "mm.png" gives "a/b.depth.mm.png").
 std::filesystem::path with_ext(const std::filesystem::path& stem, const std::string& ext);
 
-// One file a frame wrote: its path relative to output.dir (generic form), size and CRC-32 (zlib's).
+/// One file a frame wrote: its path relative to output.dir (generic form), size and CRC-32 (zlib's).
 struct OutputFile {
-  std::string name;
-  uint64_t size = 0;
-  uint32_t crc32 = 0;
+  std::string name;    ///< relative to output.dir, with '/'
+  uint64_t size = 0;   ///< bytes
+  uint32_t crc32 = 0;  ///< CRC-32 of its bytes
 };
 
 }  // namespace depthmask
