@@ -1,6 +1,9 @@
 # The two commands of the README:
-#   make run   installs missing system packages, builds, and masks the committed sample
-#   make test  builds and runs every test (GPU tests skip with a reason when there is no GPU)
+#   make run   installs missing system packages, builds what it runs (the depthmask CLI and the
+#              library; with CUDA, kernels for this machine's GPU, else one PTX), masks the sample
+#   make test  builds the rest (tests, benchmarks, examples) and runs every test (GPU tests skip with
+#              a reason when there is no GPU); nothing `make run` built is compiled again
+# Both configure the same build folder the same way (cmake/cuda-architectures.cmake caches its answer).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
@@ -18,7 +21,8 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+run: configure
+	cmake --build $(BUILD) -j $(JOBS) --target depthmask
 	$(BUILD)/depthmask run --config config/default.yaml
 
 test: build

@@ -3,8 +3,8 @@
 # as an initial cache: `cmake -S . -B build -G Ninja -C cmake/release-options.cmake [-D...]`.
 # tests/unit/test_deploy_files.cpp fails when a Dockerfile, the Makefile or CI stops using it.
 #
-# Not here, on purpose: CMAKE_CUDA_ARCHITECTURES (each image builds for its own GPUs; without it the
-# top-level CMakeLists.txt picks a list from the nvcc version) and DEPTHMASK_CUDA (AUTO: a laptop
+# Not here, on purpose: CMAKE_CUDA_ARCHITECTURES (each image builds for its own GPUs; without it
+# cmake/cuda-architectures.cmake picks this machine's GPU, else compute_75 PTX) and DEPTHMASK_CUDA (AUTO: a laptop
 # without nvcc gets the CPU-only build; the images check that they got CUDA). Nothing here downloads:
 # every dependency comes from scripts/install-deps.sh, so offline builds with a package mirror work.
 set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type")

@@ -16,7 +16,8 @@
 #                                                    the sample on the cpu backend and Python imports it
 #   scripts/docker-steps.sh user NAME                (runtime image) the unprivileged user it runs as
 # Environment:
-#   DEPTHMASK_CUDA_ARCHITECTURES  the image's CMAKE_CUDA_ARCHITECTURES ("87-real"); unset: the default list
+#   DEPTHMASK_CUDA_ARCHITECTURES  the image's CMAKE_CUDA_ARCHITECTURES ("87-real"); unset: this machine's GPU,
+#                                 else compute_75 PTX (cmake/cuda-architectures.cmake): images name it
 #   DEPTHMASK_REQUIRE_CUDA=1      stop when the build came out without CUDA (the GPU images set it)
 #   DEPTHMASK_CROSS=ARCH          cross-compile for ARCH (arm64), CPU-only, with Debian's cross toolchain
 #                                 (install-deps.sh --cross, cmake/toolchains/debian-ARCH.cmake); ARCH equal
