@@ -30,6 +30,12 @@ namespace {
 
 using namespace depthmask;
 
+// dm_status is the exit codes' list in C (depthmask_c.h cannot include C++).
+static_assert(DM_OK == exit_codes::kOk && DM_ERROR_INPUT == exit_codes::kInput &&
+              DM_ERROR_CONFIG == exit_codes::kConfig && DM_ERROR_PLATFORM == exit_codes::kPlatform &&
+              DM_ERROR_RESOURCE == exit_codes::kResource && DM_ERROR_BUSY == exit_codes::kBusy &&
+              DM_ERROR_INTERNAL == exit_codes::kInternal && DM_ERROR_INTERRUPTED == exit_codes::kInterrupted);
+
 thread_local std::string t_error;
 
 // Runs `f`, turning any exception into its status and this thread's message.
