@@ -15,6 +15,7 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/detail/dataset_patterns.h"
+#include "depthmask/detail/enum_names.h"
 #include "depthmask/detail/image_header.h"
 #include "depthmask/detail/layout_readers.h"
 #include "depthmask/encoders.h"
@@ -30,19 +31,12 @@ namespace fs = std::filesystem;
 
 namespace depthmask {
 
-std::string_view to_string(DoctorLevel level) {
-  switch (level) {
-    case DoctorLevel::Ok:
-      return "ok";
-    case DoctorLevel::Info:
-      return "info";
-    case DoctorLevel::Warning:
-      return "warning";
-    case DoctorLevel::Error:
-      return "error";
-  }
-  return "?";
-}
+constexpr detail::EnumName<DoctorLevel> kDoctorLevels[] = {{DoctorLevel::Ok, "ok"},
+                                                           {DoctorLevel::Info, "info"},
+                                                           {DoctorLevel::Warning, "warning"},
+                                                           {DoctorLevel::Error, "error"}};
+
+std::string_view to_string(DoctorLevel level) { return detail::name_of(kDoctorLevels, level); }
 
 namespace {
 

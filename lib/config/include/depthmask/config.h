@@ -2,7 +2,7 @@
 //
 // One table per section (lib/src/config/keys.cpp) drives reading, validation messages, --print-config
 // and the settings hash; everything else takes these structs. Every enum has to_string/parse so logs
-// and errors speak the YAML's words (their {value, name} arrays: lib/src/config/enum_names.h).
+// and errors speak the YAML's words (their {value, name} arrays: lib/config/src/enum_names.h).
 //
 // Adding a key: its field (with its default) in the section struct below, and one row in keys.cpp.
 #pragma once
