@@ -8,12 +8,7 @@
 #include "depthmask/config.h"
 #include "depthmask/detail/enum_names.h"
 
-namespace depthmask::config_detail {
-
-using detail::EnumName;
-using detail::name_of;
-using detail::names_list;
-using detail::value_of;
+namespace depthmask::detail {
 
 inline constexpr EnumName<BackendKind> kBackendKinds[] = {{BackendKind::Auto, "auto"},
                                                           {BackendKind::Copy, "copy"},
@@ -49,4 +44,4 @@ struct ScalePreset {
 inline constexpr ScalePreset kDepthScalePresets[] = {
     {"mm", 0.001}, {"0.1mm", 0.0001}, {"tum", 1.0 / 5000.0}, {"d405", 0.0001}};
 
-}  // namespace depthmask::config_detail
+}  // namespace depthmask::detail

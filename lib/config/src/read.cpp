@@ -14,8 +14,8 @@ namespace depthmask {
 
 namespace {
 
-using config_detail::Key;
-using config_detail::Section;
+using detail::Key;
+using detail::Section;
 using detail::YamlOrigin;
 using detail::YamlReader;
 
@@ -30,18 +30,18 @@ void read_map(const YamlReader& r, const Section& s, const std::string& prefix, 
         for (const Key& sub : k.section->keys) {
           if (sub.section) continue;  // (no nested maps below such a key today)
           sub.copy(c, Config{});
-          config_detail::SetByUser::mark(c, sub);
+          detail::SetByUser::mark(c, sub);
         }
       return;  // "mask:" with nothing under it: no changes
     }
-    config_detail::SetByUser::mark(c, k);
+    detail::SetByUser::mark(c, k);
     k.read(r, full, v, c);
   });
 }
 
 void apply(Config& c, const YAML::Node& root, const YamlOrigin& o) {
   if (!root || root.IsNull()) return;  // an empty file: defaults
-  read_map(YamlReader(o), config_detail::config_table(), "", root, c);
+  read_map(YamlReader(o), detail::config_table(), "", root, c);
 }
 
 std::string read_text(const fs::path& file, const char* what) {

@@ -358,7 +358,7 @@ class Doctor {
   size_t tum_beyond_tolerance(std::string& detail) {
     if (in_.layout != InputLayout::Tum) return 0;
     const fs::path root = cfg().input.root;
-    const auto depth = layouts_detail::read_tum_list(root / "depth.txt", cfg().input.allow_paths_outside_root);
+    const auto depth = detail::read_tum_list(root / "depth.txt", cfg().input.allow_paths_outside_root);
     std::unordered_set<std::string> ids;
     for (const FrameEntry& f : in_.listing.frames) ids.insert(f.id);
     size_t n = 0;

@@ -12,7 +12,7 @@
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 namespace {
 
@@ -113,4 +113,4 @@ void resolve_apc(ResolvedInput& r) {
   r.listing = list_frames(e.input, layout_file);
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

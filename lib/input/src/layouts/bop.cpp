@@ -22,7 +22,7 @@
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 namespace {
 
@@ -296,4 +296,4 @@ void resolve_bop(ResolvedInput& r) {
   for (const fs::path& p : mask_strays) add_unmatched(r.listing, p);
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

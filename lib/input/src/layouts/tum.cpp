@@ -27,7 +27,7 @@
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 std::vector<TumEntry> parse_tum_list(const std::string& text, const fs::path& file, bool allow_outside_root) {
   std::istringstream in(text);
@@ -191,4 +191,4 @@ void resolve_tum(ResolvedInput& r) {
                                                    << " within input.max_time_diff (" << max_diff << " s)");
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail
