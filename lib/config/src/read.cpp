@@ -2,9 +2,8 @@
 // tables (keys.cpp), then the checks across keys and the intrinsics file. Errors name the key (dotted
 // path), where it came from (file and line, or the override) and, for enums, the allowed values.
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "depthmask/detail/read_file.h"
 #include "depthmask/errors.h"
 #include "table.h"
 
@@ -44,13 +43,13 @@ void apply(Config& c, const YAML::Node& root, const YamlOrigin& o) {
   read_map(YamlReader(o), detail::config_table(), "", root, c);
 }
 
+// A configuration file's text; a file that cannot be read is the configuration's error (exit code 2).
 std::string read_text(const fs::path& file, const char* what) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw ConfigError(std::string("cannot read ") + what + " '" + file.string() + "': no such file or not readable");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return detail::read_file_bounded(file, detail::kMaxTextFileBytes, what);
+  } catch (const InputError& e) {
+    throw ConfigError(e.what());
+  }
 }
 
 // A configuration file's text, its name as messages show it and the folder its relative paths resolve against.

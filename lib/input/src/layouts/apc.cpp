@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 // APC's masks/<object>.thresh.txt: one number, the threshold as a fraction of the mask's full scale.
 double read_thresh_file(const fs::path& file) {
-  std::istringstream in(detail::read_text_file(file, "threshold file"));
+  std::istringstream in(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "threshold file"));
   std::string line;
   int lineno = 0;
   std::optional<double> value;

@@ -22,6 +22,7 @@
 #include <system_error>
 
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 
@@ -63,7 +64,8 @@ std::vector<TumEntry> parse_tum_list(const std::string& text, const fs::path& fi
 }
 
 std::vector<TumEntry> read_tum_list(const fs::path& file, bool allow_outside_root) {
-  return parse_tum_list(detail::read_text_file(file, "TUM list"), file, allow_outside_root);
+  return parse_tum_list(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "TUM list"), file,
+                        allow_outside_root);
 }
 
 void set_tum_color_and_mask(FrameEntry& f, const Config& c, const fs::path& root, const TumEntry& rgb,
