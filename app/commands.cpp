@@ -81,7 +81,7 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
     } catch (const Error& e) {
       std::cout << "# input not resolved (" << e.what() << "): layout defaults not applied\n" << to_yaml(c);
     }
-    return kOk;
+    return exit_codes::kOk;
   }
 
   // CUDA's start-up (none for backend.kind: cpu) runs while the run lists the input and reads the
@@ -122,7 +122,7 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
   }
   if (s.interrupted) {
     std::printf("  interrupted: %zu frame(s) not processed\n", s.skipped);
-    return kInterrupted;
+    return exit_codes::kInterrupted;
   }
   // The most severe class among the frames' failures and the manifest's (pipeline.h's exit_code).
   return exit_code(s);
@@ -142,7 +142,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   setup_logging(c.logging.level);
   if (o.print_config) {
     std::cout << to_yaml(c);
-    return kOk;
+    return exit_codes::kOk;
   }
   LiveLimits limits;
   if (o.frames) limits.max_frames = *o.frames;
@@ -176,7 +176,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
     std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published),
                 c.live.publish.c_str());
   if (c.live.preview) std::printf("  preview: %llu frame(s) shown\n", static_cast<unsigned long long>(s.previewed));
-  return kOk;
+  return exit_codes::kOk;
 }
 
 int cmd_info(const InfoOptions& o) {
@@ -232,10 +232,10 @@ int cmd_info(const InfoOptions& o) {
       std::printf("configured: %s (usable)\n", std::string(to_string(r.kind)).c_str());
     } catch (const PlatformError& e) {
       std::printf("configured: %s (NOT usable: %s)\n", std::string(to_string(c.backend.kind)).c_str(), e.what());
-      return kPlatform;
+      return exit_codes::kPlatform;
     }
   }
-  return kOk;
+  return exit_codes::kOk;
 }
 
 int cmd_doctor(const DoctorCliOptions& o) {
@@ -268,7 +268,7 @@ int cmd_synth(const SynthOptions& o) {
   write_synthetic_dataset(fs::path(o.output), o.frames, w, h);
   std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames,
               w, h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());
-  return kOk;
+  return exit_codes::kOk;
 }
 
 int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
@@ -320,12 +320,12 @@ int cmd_bench(const BenchCliOptions& o, const std::atomic<bool>& stop) {
         [&out](const bench::BenchReport& partial) { bench::write_report(partial, out); });
   } catch (const Interrupted&) {
     std::fprintf(stderr, "depthmask: bench interrupted; %s holds the sections finished before\n", out.string().c_str());
-    return kInterrupted;
+    return exit_codes::kInterrupted;
   }
   bench::write_report(r, out);
   std::cout << bench::to_markdown(r) << "\ndepthmask: wrote " << (out / "bench.md").string() << ", "
             << (out / "bench.json").string() << " and " << (out / "bench.png").string() << "\n";
-  return kOk;
+  return exit_codes::kOk;
 }
 
 int cmd_report(const ReportCliOptions& o) {
@@ -333,7 +333,7 @@ int cmd_report(const ReportCliOptions& o) {
   if (o.out) r.out = *o.out;
   r.thumbnails = o.thumbnails;
   std::printf("depthmask: report written to %s\n", write_report(o.output_dir, r).string().c_str());
-  return kOk;
+  return exit_codes::kOk;
 }
 
 int cmd_status(const StatusCliOptions& o, const std::atomic<bool>& stop) {

@@ -1,4 +1,7 @@
-// The subcommands of the depthmask CLI. Each returns the process exit code.
+// The subcommands of the depthmask CLI. Each returns the process exit code: exit_codes::kOk, else
+// the failure class's code (exit_codes and exit_code() of depthmask/errors.h, docs/RELIABILITY.md's
+// table); main() gives 128 + the signal for an interrupted run (143 for SIGTERM). A batch with failed
+// frames exits with the most severe class among them (exit_code(const RunSummary&), run_summary.h).
 #pragma once
 
 #include <atomic>
@@ -9,23 +12,6 @@
 #include <vector>
 
 namespace depthmask::app {
-
-// Exit codes (docs/RELIABILITY.md's exit-code table): 0 success, else the failure class's code (exit_code() of
-// depthmask/errors.h): 1 input, 2 usage/config, 3 platform, 4 resource (out of memory, disk full,
-// the output folder gone, the manifest not saved), 5 shard busy (another process runs the same shard
-// on the same output folder), 70 internal, 130 interrupted (main() gives 128 + the signal: 143 for
-// SIGTERM). A batch with failed frames exits with the most severe class among them
-// (exit_code(const RunSummary&), pipeline.h).
-enum ExitCode : int {
-  kOk = 0,
-  kInput = 1,
-  kUsage = 2,
-  kPlatform = 3,
-  kResource = 4,
-  kBusy = 5,
-  kInternal = 70,
-  kInterrupted = 130
-};
 
 struct RunOptions {
   std::optional<std::string> config;

@@ -28,7 +28,7 @@ extern "C" void on_signal(int sig) {
 // failure and requeue.
 int interrupted_code(int rc) {
   const int sig = g_signal.load();
-  return rc == depthmask::app::kInterrupted && sig > 0 ? 128 + sig : rc;
+  return rc == depthmask::exit_codes::kInterrupted && sig > 0 ? depthmask::exit_codes::of_signal(sig) : rc;
 }
 
 // Parses the command line and runs one subcommand; an exception that escapes a command is classified
@@ -168,7 +168,7 @@ int cli_main(int argc, char** argv) {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = cli.exit(e);
-    return rc == 0 ? kOk : kUsage;
+    return rc == 0 ? exit_codes::kOk : exit_codes::kConfig;
   }
 
   std::signal(SIGINT, on_signal);
@@ -196,7 +196,7 @@ int cli_main(int argc, char** argv) {
     std::fprintf(stderr, "depthmask: internal error: an exception that is not a std::exception\n");
     return exit_code(Failure::Internal);
   }
-  return kUsage;
+  return exit_codes::kConfig;
 }
 
 }  // namespace

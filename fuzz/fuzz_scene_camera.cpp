@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    (void)depthmask::layouts_detail::parse_scene_camera(text, "scene_camera.json", (data[0] & 1) != 0);
+    (void)depthmask::detail::parse_scene_camera(text, "scene_camera.json", (data[0] & 1) != 0);
   } catch (const depthmask::Error&) {
   }
   return 0;

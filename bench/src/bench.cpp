@@ -36,7 +36,7 @@ namespace fs = std::filesystem;
 
 namespace depthmask::bench {
 
-namespace internal {
+namespace detail {
 
 MaskJob host_job(const cv::Mat& depth, const cv::Mat& mask, cv::Mat& out) {
   out.create(depth.rows, depth.cols, CV_32FC1);
@@ -57,11 +57,11 @@ cv::Mat reference_output(const cv::Mat& depth, const cv::Mat& mask, const MaskPa
   return out;
 }
 
-}  // namespace internal
+}  // namespace detail
 
 namespace {
 
-using internal::SizeImages;
+using detail::SizeImages;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -287,7 +287,7 @@ void cpu_single_thread(const BenchOptions& o, const std::vector<SizeImages>& ima
     CpuRow row;
     row.size = im.size;
     cv::Mat out;
-    const MaskJob job = internal::host_job(im.depth_f32, im.mask, out);
+    const MaskJob job = detail::host_job(im.depth_f32, im.mask, out);
     {
       const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
       row.mask_cpu_us =
@@ -436,7 +436,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
                     m = cv::imdecode(mb, cv::IMREAD_UNCHANGED);
                   }) *
                   1e-6;
-      const cv::Mat masked = internal::reference_output(d, m, params);
+      const cv::Mat masked = detail::reference_output(d, m, params);
       std::vector<uint8_t> bytes;
       encode_s += time_us([&] { bytes = encode_tiff(masked); }) * 1e-6;
     }
@@ -461,7 +461,7 @@ EndToEndRow end_to_end(const BenchOptions& o, const FrameSize& size, const Platf
                             const size_t k = static_cast<size_t>(i % row.rate_frames);
                             const cv::Mat d = cv::imdecode(dbs[k], cv::IMREAD_UNCHANGED);
                             const cv::Mat m = cv::imdecode(mbs[k], cv::IMREAD_UNCHANGED);
-                            (void)encode_tiff(internal::reference_output(d, m, params));
+                            (void)encode_tiff(detail::reference_output(d, m, params));
                           });
                         }) *
                         1e-6;
@@ -559,7 +559,7 @@ BenchReport run_bench(const BenchOptions& o, const ProgressFn& progress, const C
   if (!o.real_depth.empty()) one_frame_images.push_back(load_real_frame(o.real_depth, o.real_mask));
   const MaskParams params = mask_params(bench_config());
 
-  internal::GpuResults gpu = internal::measure_gpu(o, platform, images, params, say);
+  detail::GpuResults gpu = detail::measure_gpu(o, platform, images, params, say);
   r.gpu_skipped = gpu.skipped;
   r.l2_bytes = gpu.l2_bytes;
   r.ceilings = std::move(gpu.ceilings);

@@ -11,7 +11,7 @@
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/platform.h"
 
-namespace depthmask::bench::internal {
+namespace depthmask::bench::detail {
 
 // One size's real-looking input (the synthetic renderer: objects on a table, a wall behind; the mask
 // has labels on the objects and zeros elsewhere), in both depth types the targets name.
@@ -41,4 +41,4 @@ struct GpuResults {
 GpuResults measure_gpu(const BenchOptions& o, const PlatformInfo& platform, const std::vector<SizeImages>& images,
                        const MaskParams& params, const ProgressFn& progress);
 
-}  // namespace depthmask::bench::internal
+}  // namespace depthmask::bench::detail

@@ -17,7 +17,7 @@
 #include "depthmask/kernels/mask_variants.h"
 #include "gpu_bench.h"
 
-namespace depthmask::bench::internal {
+namespace depthmask::bench::detail {
 
 namespace {
 
@@ -454,4 +454,4 @@ GpuResults measure_gpu(const BenchOptions& o, const PlatformInfo& platform, cons
   return res;
 }
 
-}  // namespace depthmask::bench::internal
+}  // namespace depthmask::bench::detail

@@ -1,7 +1,7 @@
 // Stand-in for gpu_bench_cuda.cpp in CPU-only builds: the GPU sections say why they did not run.
 #include "gpu_bench.h"
 
-namespace depthmask::bench::internal {
+namespace depthmask::bench::detail {
 
 GpuResults measure_gpu(const BenchOptions&, const PlatformInfo&, const std::vector<SizeImages>&, const MaskParams&,
                        const ProgressFn&) {
@@ -10,4 +10,4 @@ GpuResults measure_gpu(const BenchOptions&, const PlatformInfo&, const std::vect
   return res;
 }
 
-}  // namespace depthmask::bench::internal
+}  // namespace depthmask::bench::detail

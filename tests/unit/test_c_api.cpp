@@ -78,6 +78,11 @@ TEST(CApi, StatusCodesAndMessagesPerFailureClass) {
   EXPECT_EQ(dm_masker_mask(h.m, &bad, &k, nullptr, &o, nullptr), DM_ERROR_INPUT);
   EXPECT_NE(std::string(dm_last_error()).find("dtype 99"), std::string::npos) << dm_last_error();
   bad = d;
+  bad.memory = 7;
+  EXPECT_EQ(dm_masker_mask(h.m, &bad, &k, nullptr, &o, nullptr), DM_ERROR_INPUT);
+  EXPECT_NE(std::string(dm_last_error()).find("memory 7 is none of DM_MEMORY_HOST"), std::string::npos)
+      << dm_last_error();
+  bad = d;
   bad.ndim = 4;
   EXPECT_EQ(dm_masker_mask(h.m, &bad, &k, nullptr, &o, nullptr), DM_ERROR_INPUT);
   bad = o;

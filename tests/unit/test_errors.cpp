@@ -8,6 +8,7 @@
 #include <opencv2/core.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <new>
@@ -101,6 +102,20 @@ TEST(ExitCode, OneCodePerClass) {
   EXPECT_EQ(dm::exit_code(Failure::Interrupted), 130);
   EXPECT_EQ(dm::exit_code(Failure::Internal), 70);
   EXPECT_EQ(dm::to_string(Failure::Resource), "resource");
+}
+
+TEST(ExitCode, TheOneListHasTheDocumentedNumbers) {
+  namespace ec = dm::exit_codes;
+  EXPECT_EQ(ec::kOk, 0);
+  EXPECT_EQ(dm::exit_code(Failure::Input), ec::kInput);
+  EXPECT_EQ(dm::exit_code(Failure::Config), ec::kConfig);
+  EXPECT_EQ(dm::exit_code(Failure::Platform), ec::kPlatform);
+  EXPECT_EQ(dm::exit_code(Failure::Resource), ec::kResource);
+  EXPECT_EQ(dm::exit_code(Failure::Busy), ec::kBusy);
+  EXPECT_EQ(dm::exit_code(Failure::Internal), ec::kInternal);
+  EXPECT_EQ(dm::exit_code(Failure::Interrupted), ec::kInterrupted);
+  EXPECT_EQ(ec::of_signal(SIGINT), 130);
+  EXPECT_EQ(ec::of_signal(SIGTERM), 143);
 }
 
 TEST(ExitCode, MostSevereOrder) {

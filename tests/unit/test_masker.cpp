@@ -49,6 +49,25 @@ dm::ImageRef stack_ref(cv::Mat& m, int frames, int rows, int cols, dm::PixelType
 
 }  // namespace
 
+// One table (lib/api/src/image_kinds.h) names and sizes the pixel types and memory kinds for the facade
+// and the C ABI; the words and sizes are the ones messages have always used.
+TEST(Masker, PixelTypesAndMemoryKindsFromOneTable) {
+  EXPECT_EQ(dm::pixel_bytes(dm::PixelType::U8), 1u);
+  EXPECT_EQ(dm::pixel_bytes(dm::PixelType::U16), 2u);
+  EXPECT_EQ(dm::pixel_bytes(dm::PixelType::F32), 4u);
+  EXPECT_EQ(dm::pixel_bytes(dm::PixelType::Bool), 1u);
+  EXPECT_EQ(dm::to_string(dm::PixelType::U16), "uint16");
+  EXPECT_EQ(dm::to_string(dm::PixelType::Bool), "bool");
+  EXPECT_EQ(dm::to_string(dm::MemoryKind::Host), "host memory");
+  EXPECT_EQ(dm::to_string(dm::MemoryKind::Device), "CUDA device memory");
+  EXPECT_EQ(dm::to_string(dm::MemoryKind::Mapped), "mapped host memory");
+  EXPECT_EQ(dm::ImageRef::of(cv::Mat(2, 3, CV_8UC1)).type, dm::PixelType::U8) << "a CV_8U Mat is uint8, not bool";
+  EXPECT_EQ(dm::ImageRef::of(cv::Mat(2, 3, CV_16UC1)).type, dm::PixelType::U16);
+  EXPECT_EQ(dm::ImageRef::of(cv::Mat(2, 3, CV_32FC1)).type, dm::PixelType::F32);
+  EXPECT_EQ(dm::ImageRef::of(cv::Mat(2, 3, CV_8UC3)).channels, 3);
+  EXPECT_THROW((void)dm::ImageRef::of(cv::Mat(2, 3, CV_64FC1)), dm::InputError);
+}
+
 TEST(Masker, EqualsTheBatchRuleOnTheCpuBackend) {
   dm::Masker m = cpu_masker();
   EXPECT_EQ(m.backend(), dm::BackendKind::Cpu);

@@ -17,6 +17,7 @@
 #include "depthmask/logging.h"
 #include "depthmask/masker.h"
 #include "depthmask/version.h"
+#include "image_kinds.h"
 
 struct dm_masker {
   explicit dm_masker(depthmask::Masker m)
@@ -29,6 +30,12 @@ struct dm_masker {
 namespace {
 
 using namespace depthmask;
+
+// dm_status is the exit codes' list in C (depthmask_c.h cannot include C++).
+static_assert(DM_OK == exit_codes::kOk && DM_ERROR_INPUT == exit_codes::kInput &&
+              DM_ERROR_CONFIG == exit_codes::kConfig && DM_ERROR_PLATFORM == exit_codes::kPlatform &&
+              DM_ERROR_RESOURCE == exit_codes::kResource && DM_ERROR_BUSY == exit_codes::kBusy &&
+              DM_ERROR_INTERNAL == exit_codes::kInternal && DM_ERROR_INTERRUPTED == exit_codes::kInterrupted);
 
 thread_local std::string t_error;
 
@@ -75,37 +82,17 @@ ImageRef view_of(const dm_image* im, const char* role, bool color) {
   DM_EXPECT(im != nullptr, InputError, role << " is a null dm_image");
   ImageRef r;
   r.data = im->data;
-  switch (im->memory) {
-    case DM_MEMORY_HOST:
-      r.memory = MemoryKind::Host;
-      break;
-    case DM_MEMORY_CUDA:
-      r.memory = MemoryKind::Device;
-      break;
-    case DM_MEMORY_MAPPED:
-      r.memory = MemoryKind::Mapped;
-      break;
-    default:
-      throw InputError(std::string(role) + ": memory " + std::to_string(im->memory) +
-                       " is none of DM_MEMORY_HOST, DM_MEMORY_CUDA, DM_MEMORY_MAPPED");
-  }
+  const detail::MemoryKindRow* memory =
+      detail::find_row(detail::kMemoryKinds, &detail::MemoryKindRow::memory, im->memory);
+  if (memory == nullptr)
+    throw InputError(std::string(role) + ": memory " + std::to_string(im->memory) +
+                     " is none of DM_MEMORY_HOST, DM_MEMORY_CUDA, DM_MEMORY_MAPPED");
+  r.memory = memory->value;
   r.device = im->device;
-  switch (im->dtype) {
-    case DM_DTYPE_UINT8:
-      r.type = PixelType::U8;
-      break;
-    case DM_DTYPE_UINT16:
-      r.type = PixelType::U16;
-      break;
-    case DM_DTYPE_FLOAT32:
-      r.type = PixelType::F32;
-      break;
-    case DM_DTYPE_BOOL:
-      r.type = PixelType::Bool;
-      break;
-    default:
-      throw InputError(std::string(role) + ": dtype " + std::to_string(im->dtype) + " is not a dm_dtype");
-  }
+  const detail::PixelKind* type = detail::find_row(detail::kPixelKinds, &detail::PixelKind::dtype, im->dtype);
+  if (type == nullptr)
+    throw InputError(std::string(role) + ": dtype " + std::to_string(im->dtype) + " is not a dm_dtype");
+  r.type = type->value;
   r.read_only = im->read_only != 0;
   if (color) {
     DM_EXPECT(im->ndim == 3 && im->shape[2] == 3, InputError,

@@ -24,65 +24,29 @@
 #include "depthmask/open_backend.h"
 #include "depthmask/pipeline.h"
 #include "depthmask/registration.h"
+#include "image_kinds.h"
 
 namespace depthmask {
 
 size_t pixel_bytes(PixelType t) noexcept {
-  switch (t) {
-    case PixelType::U16:
-      return 2;
-    case PixelType::F32:
-      return 4;
-    case PixelType::U8:
-    case PixelType::Bool:
-      break;
-  }
-  return 1;
+  const detail::PixelKind* k = detail::row_of(detail::kPixelKinds, t);
+  return k ? k->bytes : 1;
 }
 
-std::string_view to_string(PixelType t) noexcept {
-  switch (t) {
-    case PixelType::U8:
-      return "uint8";
-    case PixelType::U16:
-      return "uint16";
-    case PixelType::F32:
-      return "float32";
-    case PixelType::Bool:
-      break;
-  }
-  return "bool";
-}
+std::string_view to_string(PixelType t) noexcept { return detail::name_of(detail::kPixelKinds, t, "bool"); }
 
 std::string_view to_string(MemoryKind m) noexcept {
-  switch (m) {
-    case MemoryKind::Host:
-      return "host memory";
-    case MemoryKind::Device:
-      return "CUDA device memory";
-    case MemoryKind::Mapped:
-      break;
-  }
-  return "mapped host memory";
+  return detail::name_of(detail::kMemoryKinds, m, "mapped host memory");
 }
 
 ImageRef ImageRef::of(const cv::Mat& m) {
   ImageRef r;
   r.data = m.data;
-  switch (m.depth()) {
-    case CV_8U:
-      r.type = PixelType::U8;
-      break;
-    case CV_16U:
-      r.type = PixelType::U16;
-      break;
-    case CV_32F:
-      r.type = PixelType::F32;
-      break;
-    default:
-      throw InputError("a cv::Mat of OpenCV type " + std::to_string(m.type()) +
-                       " cannot be masked: expected CV_8UC1, CV_16UC1, CV_32FC1 or CV_8UC3");
-  }
+  const detail::PixelKind* k = detail::find_row(detail::kPixelKinds, &detail::PixelKind::cv_depth, m.depth());
+  if (k == nullptr)
+    throw InputError("a cv::Mat of OpenCV type " + std::to_string(m.type()) +
+                     " cannot be masked: expected CV_8UC1, CV_16UC1, CV_32FC1 or CV_8UC3");
+  r.type = k->value;
   DM_EXPECT(m.dims == 2, InputError, "a cv::Mat of " << m.dims << " dimensions cannot be masked: expected an image");
   r.channels = m.channels();
   r.rows = m.rows;
@@ -149,8 +113,8 @@ bool device_side(MemoryKind m) { return m != MemoryKind::Host; }
 DepthType depth_type(PixelType t) { return t == PixelType::U16 ? DepthType::U16 : DepthType::F32; }
 MaskType mask_type(PixelType t) { return t == PixelType::U16 ? MaskType::U16 : MaskType::U8; }
 int cv_type(const ImageRef& v) {
-  const int depth = v.type == PixelType::U16 ? CV_16U : v.type == PixelType::F32 ? CV_32F : CV_8U;
-  return CV_MAKETYPE(depth, v.channels);
+  const detail::PixelKind* k = detail::row_of(detail::kPixelKinds, v.type);
+  return CV_MAKETYPE(k ? k->cv_depth : CV_8U, v.channels);
 }
 
 // Frame i of a view (a single image, or frame 0, repeated for every frame when frame_stride is 0).

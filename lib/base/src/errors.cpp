@@ -3,6 +3,7 @@
 #include <opencv2/core.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <new>
 #include <system_error>
@@ -72,24 +73,26 @@ Failure failure_of(const std::exception_ptr& e) noexcept {
 
 Failure most_severe(Failure a, Failure b) noexcept { return severity(b) > severity(a) ? b : a; }
 
+static_assert(exit_codes::kInterrupted == exit_codes::of_signal(SIGINT), "130 is what a shell reports for SIGINT");
+
 int exit_code(Failure f) noexcept {
   switch (f) {
     case Failure::Input:
-      return 1;
+      return exit_codes::kInput;
     case Failure::Config:
-      return 2;
+      return exit_codes::kConfig;
     case Failure::Platform:
-      return 3;
+      return exit_codes::kPlatform;
     case Failure::Resource:
-      return 4;
+      return exit_codes::kResource;
     case Failure::Busy:
-      return 5;
+      return exit_codes::kBusy;
     case Failure::Interrupted:
-      return 130;
+      return exit_codes::kInterrupted;
     case Failure::Internal:
-      return 70;
+      return exit_codes::kInternal;
   }
-  return 70;
+  return exit_codes::kInternal;
 }
 
 }  // namespace depthmask

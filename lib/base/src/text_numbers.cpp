@@ -1,28 +1,12 @@
 #include "depthmask/detail/text_numbers.h"
 
 #include <charconv>
-#include <fstream>
 #include <locale>
 #include <sstream>
 
 #include "depthmask/errors.h"
 
 namespace depthmask::detail {
-
-std::string read_text_file(const std::filesystem::path& file, const std::string& what) {
-  std::ifstream in(file, std::ios::binary);
-  DM_EXPECT(in, InputError, "cannot read " << what << " '" << file.string() << "': no such file or not readable");
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-    DM_EXPECT(text.size() <= kMaxTextFileBytes, InputError,
-              what << " '" << file.string() << "' is larger than " << (kMaxTextFileBytes >> 20)
-                   << " MiB; expected a small text file");
-  }
-  DM_EXPECT(in.eof(), InputError, "cannot read " << what << " '" << file.string() << "': read error");
-  return text;
-}
 
 bool parse_number(const std::string& token, double& value) {
   std::istringstream ts(token);

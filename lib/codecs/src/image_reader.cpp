@@ -7,6 +7,7 @@
 #include <fstream>
 #include <type_traits>
 
+#include "depthmask/detail/enum_names.h"
 #include "depthmask/detail/exr_codec.h"
 #include "depthmask/detail/image_header.h"
 #include "depthmask/detail/png_codec.h"
@@ -85,31 +86,16 @@ void or_tests(const cv::Mat& mask, const MaskParams& p, cv::Mat& acc) {
 
 }  // namespace
 
-const char* to_string(ImageRole role) {
-  switch (role) {
-    case ImageRole::Depth:
-      return "depth";
-    case ImageRole::Mask:
-      return "mask";
-    case ImageRole::Color:
-      return "color";
-  }
-  return "image";
-}
+constexpr detail::EnumName<ImageRole> kImageRoles[] = {
+    {ImageRole::Depth, "depth"}, {ImageRole::Mask, "mask"}, {ImageRole::Color, "color"}};
+constexpr detail::EnumName<Decoder> kDecoders[] = {{Decoder::None, "none"},
+                                                   {Decoder::FastPng, "fast-png"},
+                                                   {Decoder::PalettePng, "palette-png"},
+                                                   {Decoder::OpenCV, "opencv"}};
 
-const char* to_string(Decoder d) {
-  switch (d) {
-    case Decoder::None:
-      return "none";
-    case Decoder::FastPng:
-      return "fast-png";
-    case Decoder::PalettePng:
-      return "palette-png";
-    case Decoder::OpenCV:
-      return "opencv";
-  }
-  return "unknown";
-}
+// The words are string literals, so their data() ends with a NUL.
+const char* to_string(ImageRole role) { return detail::name_of(kImageRoles, role, "image").data(); }
+const char* to_string(Decoder d) { return detail::name_of(kDecoders, d, "unknown").data(); }
 
 // Memory for a decoded image: continuous, of the shape and type asked for.
 class ImageReader::Target {

@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace depthmask::config_detail {
+namespace depthmask::detail {
 
 void Formats::read(const YamlReader& r, const std::string& k, const YAML::Node& v, std::vector<OutputFormat>& f) const {
   const Enum<OutputFormat> format = one_of(kOutputFormats);
@@ -268,4 +268,4 @@ Key intrinsics_key(const char* doc) {
   return k;
 }
 
-}  // namespace depthmask::config_detail
+}  // namespace depthmask::detail

@@ -15,7 +15,7 @@
 #include "enum_names.h"
 #include "table.h"
 
-namespace depthmask::config_detail {
+namespace depthmask::detail {
 
 struct Flag {
   void read(const YamlReader& r, const std::string& k, const YAML::Node& v, bool& f) const { f = r.boolean(k, v); }
@@ -196,4 +196,4 @@ struct ColorKeyRange {
 // input.intrinsics (two fields: the file it names, and the values inline or read from it).
 Key intrinsics_key(const char* doc);
 
-}  // namespace depthmask::config_detail
+}  // namespace depthmask::detail

@@ -1,20 +1,14 @@
 // Every enum of the configuration as one {value, name} array: the YAML word of each value. to_string,
-// the parse_* functions and the "allowed values" of messages all read these arrays (enums.cpp).
+// the parse_* functions (enums.cpp) and the "allowed values" of messages all read these arrays,
+// through the templates of depthmask/detail/enum_names.h.
 #pragma once
 
-#include <optional>
-#include <string>
 #include <string_view>
 
 #include "depthmask/config.h"
+#include "depthmask/detail/enum_names.h"
 
-namespace depthmask::config_detail {
-
-template <class E>
-struct EnumName {
-  E value;
-  std::string_view name;
-};
+namespace depthmask::detail {
 
 inline constexpr EnumName<BackendKind> kBackendKinds[] = {{BackendKind::Auto, "auto"},
                                                           {BackendKind::Copy, "copy"},
@@ -50,26 +44,4 @@ struct ScalePreset {
 inline constexpr ScalePreset kDepthScalePresets[] = {
     {"mm", 0.001}, {"0.1mm", 0.0001}, {"tum", 1.0 / 5000.0}, {"d405", 0.0001}};
 
-template <class E, size_t N>
-std::string_view name_of(const EnumName<E> (&names)[N], E value) {
-  for (const auto& n : names)
-    if (n.value == value) return n.name;
-  return "?";
-}
-
-template <class E, size_t N>
-std::optional<E> value_of(const EnumName<E> (&names)[N], std::string_view word) {
-  for (const auto& n : names)
-    if (n.name == word) return n.value;
-  return std::nullopt;
-}
-
-// "a, b, c": the names of an array of {value, name} or {name, ...} entries.
-template <class T, size_t N>
-std::string names_list(const T (&entries)[N]) {
-  std::string s;
-  for (const auto& e : entries) s += (s.empty() ? "" : ", ") + std::string(e.name);
-  return s;
-}
-
-}  // namespace depthmask::config_detail
+}  // namespace depthmask::detail

@@ -3,7 +3,7 @@
 
 namespace depthmask {
 
-using namespace config_detail;
+using namespace detail;
 
 std::string_view to_string(BackendKind k) { return name_of(kBackendKinds, k); }
 std::string_view to_string(OnError e) { return name_of(kOnErrors, e); }

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 #include "pinhole.h"
@@ -26,7 +27,7 @@ Intrinsics intrinsics_from(const Block& b, const std::filesystem::path& file) {
 }  // namespace
 
 CameraGeometry read_apc_cam_info(const std::filesystem::path& file) {
-  return parse_apc_cam_info(detail::read_text_file(file, "camera file"), file);
+  return parse_apc_cam_info(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "camera file"), file);
 }
 
 CameraGeometry parse_apc_cam_info(const std::string& text, const std::filesystem::path& file) {

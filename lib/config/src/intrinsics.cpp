@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/detail/yaml_io.h"
 #include "depthmask/errors.h"
@@ -33,7 +34,8 @@ Intrinsics pinhole_from_k(const std::vector<double>& v, const std::string& file,
 }  // namespace detail
 
 Intrinsics read_intrinsics_k_text(const std::filesystem::path& file) {
-  return parse_intrinsics_k_text(detail::read_text_file(file, "intrinsics file"), file.string());
+  return parse_intrinsics_k_text(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "intrinsics file"),
+                                 file.string());
 }
 
 Intrinsics parse_intrinsics_k_text(const std::string& text, const std::string& name) {
@@ -57,7 +59,8 @@ Intrinsics parse_intrinsics_k_text(const std::string& text, const std::string& n
 Intrinsics read_intrinsics_file(const std::filesystem::path& file) {
   const std::string ext = file.extension().string();
   if (ext == ".yaml" || ext == ".yml") {
-    return parse_intrinsics_yaml(detail::read_text_file(file, "intrinsics file"), file.string());
+    return parse_intrinsics_yaml(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "intrinsics file"),
+                                 file.string());
   }
   return read_intrinsics_k_text(file);
 }

@@ -15,7 +15,7 @@
 
 namespace depthmask {
 
-namespace config_detail {
+namespace detail {
 namespace {
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
@@ -227,11 +227,11 @@ const Key* find_value_key(std::string_view dotted) {
   return it == m.end() ? nullptr : it->second;
 }
 
-}  // namespace config_detail
+}  // namespace detail
 
 namespace {
-const config_detail::Key& key_named(std::string_view dotted) {
-  const config_detail::Key* k = config_detail::find_value_key(dotted);
+const detail::Key& key_named(std::string_view dotted) {
+  const detail::Key* k = detail::find_value_key(dotted);
   if (!k) throw std::invalid_argument("no configuration key '" + std::string(dotted) + "'");
   return *k;
 }
@@ -244,13 +244,13 @@ bool Config::is_set_by_user(std::string_view key) const {
 void Config::mark_set_by_user(std::string_view key) { set_by_user_.set(static_cast<size_t>(key_named(key).bit)); }
 
 void Config::reset_to_default(std::string_view key) {
-  const config_detail::Key& k = key_named(key);
+  const detail::Key& k = key_named(key);
   k.copy(*this, Config{});
   set_by_user_.reset(static_cast<size_t>(k.bit));
 }
 
 void Config::mark_set_by_user(const void* field, const std::type_info& type) {
-  for (const config_detail::Key* k : config_detail::value_keys())
+  for (const detail::Key* k : detail::value_keys())
     if (k->holds(*this, field, std::type_index(type))) {
       set_by_user_.set(static_cast<size_t>(k->bit));
       return;
@@ -263,9 +263,9 @@ void Config::mark_set_by_user(const void* field, const std::type_info& type) {
 const std::vector<ConfigKeyInfo>& config_keys() {
   static const std::vector<ConfigKeyInfo> keys = [] {
     std::vector<ConfigKeyInfo> out;
-    for (const config_detail::Key* k : config_detail::value_keys()) {
+    for (const detail::Key* k : detail::value_keys()) {
       ConfigKeyInfo info{k->dotted, k->doc, k->hashed, {}};
-      for (const auto& l : config_detail::kInputLayouts)
+      for (const auto& l : detail::kInputLayouts)
         if (k->layouts & (1u << static_cast<unsigned>(l.value))) info.layouts.push_back(l.value);
       out.push_back(std::move(info));
     }

@@ -2,9 +2,8 @@
 // tables (keys.cpp), then the checks across keys and the intrinsics file. Errors name the key (dotted
 // path), where it came from (file and line, or the override) and, for enums, the allowed values.
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "depthmask/detail/read_file.h"
 #include "depthmask/errors.h"
 #include "table.h"
 
@@ -14,8 +13,8 @@ namespace depthmask {
 
 namespace {
 
-using config_detail::Key;
-using config_detail::Section;
+using detail::Key;
+using detail::Section;
 using detail::YamlOrigin;
 using detail::YamlReader;
 
@@ -30,27 +29,27 @@ void read_map(const YamlReader& r, const Section& s, const std::string& prefix, 
         for (const Key& sub : k.section->keys) {
           if (sub.section) continue;  // (no nested maps below such a key today)
           sub.copy(c, Config{});
-          config_detail::SetByUser::mark(c, sub);
+          detail::SetByUser::mark(c, sub);
         }
       return;  // "mask:" with nothing under it: no changes
     }
-    config_detail::SetByUser::mark(c, k);
+    detail::SetByUser::mark(c, k);
     k.read(r, full, v, c);
   });
 }
 
 void apply(Config& c, const YAML::Node& root, const YamlOrigin& o) {
   if (!root || root.IsNull()) return;  // an empty file: defaults
-  read_map(YamlReader(o), config_detail::config_table(), "", root, c);
+  read_map(YamlReader(o), detail::config_table(), "", root, c);
 }
 
+// A configuration file's text; a file that cannot be read is the configuration's error (exit code 2).
 std::string read_text(const fs::path& file, const char* what) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw ConfigError(std::string("cannot read ") + what + " '" + file.string() + "': no such file or not readable");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return detail::read_file_bounded(file, detail::kMaxTextFileBytes, what);
+  } catch (const InputError& e) {
+    throw ConfigError(e.what());
+  }
 }
 
 // A configuration file's text, its name as messages show it and the folder its relative paths resolve against.

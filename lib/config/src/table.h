@@ -18,7 +18,7 @@
 #include "depthmask/config.h"
 #include "depthmask/detail/yaml_io.h"
 
-namespace depthmask::config_detail {
+namespace depthmask::detail {
 
 using detail::YamlReader;
 
@@ -167,4 +167,4 @@ struct SetByUser {
   static void mark(Config& c, const Key& k) { c.set_by_user_.set(static_cast<size_t>(k.bit)); }
 };
 
-}  // namespace depthmask::config_detail
+}  // namespace depthmask::detail

@@ -7,9 +7,9 @@ namespace depthmask {
 
 namespace {
 
-using config_detail::Key;
-using config_detail::Section;
-using config_detail::Writer;
+using detail::Key;
+using detail::Section;
+using detail::Writer;
 
 void write_map(Writer& w, const Section& s, const Config& c) {
   w.e << YAML::BeginMap;
@@ -77,7 +77,7 @@ void write_changed(Writer& w, const Section& s, const Config& c, const Config& d
 std::string write_yaml(const Config& c, const std::optional<fs::path>& relative_to, bool for_hash) {
   YAML::Emitter e;
   Writer w{e, relative_to, for_hash};
-  write_map(w, config_detail::config_table(), c);
+  write_map(w, detail::config_table(), c);
   return std::string(e.c_str()) + "\n";
 }
 
@@ -90,7 +90,7 @@ std::string to_yaml(const Config& c, const std::optional<fs::path>& relative_to)
 std::string to_yaml_changed(const Config& c, const std::optional<fs::path>& relative_to) {
   YAML::Emitter e;
   Writer w{e, relative_to, false};
-  write_changed(w, config_detail::config_table(), c, Config{});
+  write_changed(w, detail::config_table(), c, Config{});
   return std::string(e.c_str()) + "\n";
 }
 
@@ -99,7 +99,7 @@ std::string settings_yaml(const Config& c) {
   Config baseline;
   baseline.output.dir = ".";
   Config n = c;
-  for (const Key* k : config_detail::value_keys())
+  for (const Key* k : detail::value_keys())
     if (!k->hashed) k->copy(n, baseline);
   return write_yaml(n, std::nullopt, true);
 }

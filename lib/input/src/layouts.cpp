@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace depthmask {
 
-namespace layouts_detail {
+namespace detail {
 
 namespace {
 // The pattern hint's trial resolution (pattern_hint) says nothing: its warnings were the real one's.
@@ -134,10 +134,10 @@ void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* fra
                     "; remove the key, or set input.layout: pattern to list frames by patterns");
 }
 
-}  // namespace layouts_detail
+}  // namespace detail
 
 LayoutGuess detect_layout(const fs::path& root) {
-  using namespace layouts_detail;
+  using namespace detail;
   if (is_file(root / "scene_camera.json")) return {InputLayout::Bop, "found scene_camera.json: BOP scene layout"};
   if (is_file(root / "rgb.txt") && is_file(root / "depth.txt"))
     return {InputLayout::Tum, "found rgb.txt and depth.txt: TUM RGB-D layout"};
@@ -163,18 +163,18 @@ namespace {
 void use_folder_intrinsics(ResolvedInput& r) {
   Config& e = r.config;
   const fs::path file = e.input.root / "intrinsics.yaml";
-  if (e.is_set_by_user("input.intrinsics") || !layouts_detail::is_file(file)) return;
+  if (e.is_set_by_user("input.intrinsics") || !detail::is_file(file)) return;
   try {
     e.input.intrinsics = read_intrinsics_file(file);
   } catch (const Error& err) {
-    throw InputError(std::string(err.what()) + "; " + layouts_detail::layout_label(r) +
+    throw InputError(std::string(err.what()) + "; " + detail::layout_label(r) +
                      " reads the folder's intrinsics.yaml as its camera: fix it, name another file in "
                      "input.intrinsics, or set input.intrinsics: ~ to read none");
   }
   e.input.intrinsics_file = file;
-  if (!layouts_detail::quiet)
+  if (!detail::quiet)
     detail::log().info("input.intrinsics: {} (the input folder's own; {})", file.string(),
-                       layouts_detail::describe(e.input.intrinsics));
+                       detail::describe(e.input.intrinsics));
 }
 
 // The pattern keys a configuration names for a folder whose detected layout has patterns of its own.
@@ -184,7 +184,7 @@ const char* const kPatternKeys[] = {"input.depth", "input.mask", "input.color"};
 // configuration's did not (a platform file's input.depth: depth/{id}.png on an APC scene). The hint
 // names the keys to drop; "" when there is nothing to say.
 std::string pattern_hint(const Config& c, const ResolvedInput& r) {
-  if (r.layout == InputLayout::Pattern || layouts_detail::quiet) return "";
+  if (r.layout == InputLayout::Pattern || detail::quiet) return "";
   Config trial = c;
   std::vector<std::string> dropped;
   for (const char* k : kPatternKeys)
@@ -194,8 +194,8 @@ std::string pattern_hint(const Config& c, const ResolvedInput& r) {
     }
   if (dropped.empty()) return "";
   struct Quiet {
-    Quiet() { layouts_detail::quiet = true; }
-    ~Quiet() { layouts_detail::quiet = false; }
+    Quiet() { detail::quiet = true; }
+    ~Quiet() { detail::quiet = false; }
     Quiet(const Quiet&) = delete;
     Quiet& operator=(const Quiet&) = delete;
   } quiet_trial;
@@ -208,7 +208,7 @@ std::string pattern_hint(const Config& c, const ResolvedInput& r) {
   std::string keys;
   for (size_t i = 0; i < dropped.size(); ++i)
     keys += (i == 0 ? "" : i + 1 == dropped.size() ? " and " : ", ") + dropped[i];
-  return layouts_detail::layout_label(r) + " finds " + std::to_string(t.listing.frames.size()) +
+  return detail::layout_label(r) + " finds " + std::to_string(t.listing.frames.size()) +
          " frame(s) with its own patterns (input.depth '" + t.config.input.depth + "'): drop " + keys +
          " from the configuration (file or --set) to use them";
 }
@@ -223,19 +223,19 @@ void resolve_layout(ResolvedInput& r) {
       r.listing = list_frames(r.config.input);
       break;
     case InputLayout::Apc:
-      layouts_detail::resolve_apc(r);
+      detail::resolve_apc(r);
       break;
     case InputLayout::SevenScenes:
-      layouts_detail::resolve_seven_scenes(r);
+      detail::resolve_seven_scenes(r);
       break;
     case InputLayout::YcbInEOAT:
-      layouts_detail::resolve_ycbineoat(r);
+      detail::resolve_ycbineoat(r);
       break;
     case InputLayout::Bop:
-      layouts_detail::resolve_bop(r);
+      detail::resolve_bop(r);
       break;
     case InputLayout::Tum:
-      layouts_detail::resolve_tum(r);
+      detail::resolve_tum(r);
       break;
   }
 }
@@ -246,7 +246,7 @@ ResolvedInput resolve_input(const Config& c) {
   ResolvedInput r;
   r.config = c;
   const fs::path root = c.input.root;
-  DM_EXPECT(layouts_detail::is_dir(root), InputError,
+  DM_EXPECT(detail::is_dir(root), InputError,
             "input folder '" << root.string() << "' does not exist or is not a folder (input.root)");
   if (c.input.layout == InputLayout::Auto) {
     LayoutGuess g = detect_layout(root);
@@ -260,12 +260,12 @@ ResolvedInput resolve_input(const Config& c) {
 
   if (!c.input.object.empty() && r.layout != InputLayout::Apc)
     throw ConfigError("config key 'input.object' applies to input.layout 'apc' only, not to " +
-                      layouts_detail::layout_label(r));
+                      detail::layout_label(r));
   // Keys the configuration tables give to some layouts only (input.bop_masks, input.max_time_diff ...).
   for (const ConfigKeyInfo& k : config_keys())
     if (!k.layouts.empty() && c.is_set_by_user(k.name) &&
-        std::find(k.layouts.begin(), k.layouts.end(), r.layout) == k.layouts.end() && !layouts_detail::quiet)
-      detail::log().warn("config key '{}' has no effect with {}", k.name, layouts_detail::layout_label(r));
+        std::find(k.layouts.begin(), k.layouts.end(), r.layout) == k.layouts.end() && !detail::quiet)
+      detail::log().warn("config key '{}' has no effect with {}", k.name, detail::layout_label(r));
 
   try {
     resolve_layout(r);
@@ -281,9 +281,9 @@ ResolvedInput resolve_input(const Config& c) {
     DM_EXPECT(r.geometry.has_value(), ConfigError,
               "config key 'registration.depth_distortion' applies to depth reprojected from a depth camera (such "
               "as APC's raw/ with cam.info.txt), and "
-                  << layouts_detail::layout_label(r) << " provides no camera geometry");
+                  << detail::layout_label(r) << " provides no camera geometry");
     r.geometry->depth_distortion = distortion;
-    if (!r.depth_from_depth_camera && !layouts_detail::quiet)
+    if (!r.depth_from_depth_camera && !detail::quiet)
       detail::log().warn(
           "config key 'registration.depth_distortion' has no effect: the depth ({}) is already on the color "
           "camera's grid, not in the depth camera's frame",

@@ -12,7 +12,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/live_runner.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 
 // Latencies in a fixed histogram (no allocation per frame, any run length): exact below 128 µs, then
 // 64 buckets per power of two (under 1.6 % error), up to 2^40 µs.
@@ -90,4 +90,4 @@ class Ring {
   size_t head_ = 0, size_ = 0;
 };
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

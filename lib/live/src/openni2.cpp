@@ -27,7 +27,7 @@
 #include "pacing.h"
 #include "uri.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 namespace {
 
 namespace fs = std::filesystem;
@@ -233,4 +233,4 @@ std::unique_ptr<LiveSource> make_openni2_source(const SourceUri& uri, const Conf
   return std::make_unique<OpenNi2Source>(uri, config);
 }
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

@@ -11,7 +11,7 @@
 
 #include "depthmask/live.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 
 using Clock = std::chrono::steady_clock;
 
@@ -47,4 +47,4 @@ std::unique_ptr<LiveSource> make_replay_source(const SourceUri& uri, const Confi
 // Only in builds with OpenNI2 (DEPTHMASK_HAVE_OPENNI2).
 std::unique_ptr<LiveSource> make_openni2_source(const SourceUri& uri, const Config& config);
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

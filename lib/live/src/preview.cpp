@@ -8,7 +8,7 @@
 
 #include "depthmask/detail/log.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 
 namespace {
 
@@ -132,4 +132,4 @@ void Preview::render(const cv::Mat& depth) {
   }
 }
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

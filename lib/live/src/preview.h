@@ -15,7 +15,7 @@
 
 #include "depthmask/config.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 
 // Why a preview window cannot open here, or empty when it can: $DISPLAY unset or its X server not
 // reachable. OpenCV's HighGUI (Qt or GTK) ends the process when it cannot reach a display, so this
@@ -54,4 +54,4 @@ class Preview {
   std::chrono::steady_clock::time_point last_offer_{};
 };
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

@@ -41,7 +41,7 @@
 #include "pacing.h"
 #include "uri.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 namespace {
 
 namespace fs = std::filesystem;
@@ -105,15 +105,15 @@ struct PairedTum {
 };
 
 PairedTum pair_tum(const Config& c, double tolerance_s) {
-  using layouts_detail::TumEntry;
+  using detail::TumEntry;
   const fs::path root = c.input.root.lexically_normal();
   std::error_code ec;
   const bool mask_pattern = c.is_set_by_user("input.mask");
   const bool mask_list = !mask_pattern && fs::is_regular_file(root / "mask.txt", ec);
   std::vector<std::vector<TumEntry>> streams{
-      layouts_detail::read_tum_list(root / "depth.txt", c.input.allow_paths_outside_root),
-      layouts_detail::read_tum_list(root / "rgb.txt", c.input.allow_paths_outside_root)};
-  if (mask_list) streams.push_back(layouts_detail::read_tum_list(root / "mask.txt", c.input.allow_paths_outside_root));
+      detail::read_tum_list(root / "depth.txt", c.input.allow_paths_outside_root),
+      detail::read_tum_list(root / "rgb.txt", c.input.allow_paths_outside_root)};
+  if (mask_list) streams.push_back(detail::read_tum_list(root / "mask.txt", c.input.allow_paths_outside_root));
   // Every stream's frames in one time order (a tie: depth first), as they would arrive.
   struct Event {
     double t;
@@ -137,7 +137,7 @@ PairedTum pair_tum(const Config& c, double tolerance_s) {
       f.index = out.frames.size();
       f.id = fs::path(d.file).stem().string();
       f.depth = (root / d.file).lexically_normal();
-      layouts_detail::set_tum_color_and_mask(f, c, root, rgb, mask_list ? &streams[2][set.item[2]] : nullptr);
+      detail::set_tum_color_and_mask(f, c, root, rgb, mask_list ? &streams[2][set.item[2]] : nullptr);
       f.timestamp = d.t;
       out.unpaired_before.push_back(pairer.unpaired() - counted);
       counted = pairer.unpaired();
@@ -388,4 +388,4 @@ std::unique_ptr<LiveSource> make_replay_source(const SourceUri& uri, const Confi
   return std::make_unique<ReplaySource>(uri, config);
 }
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

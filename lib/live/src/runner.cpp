@@ -27,7 +27,7 @@ namespace depthmask {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using live_detail::LatencyHistogram;
+using detail::LatencyHistogram;
 
 // One frame in flight: its slot (backend buffers reused frame after frame) and what is known of it.
 struct Item {
@@ -40,7 +40,7 @@ struct Item {
   bool tests = false;
   cv::Mat combined;  // reused: the frame's mask test AND the static mask
 };
-using Ring = live_detail::Ring<Item>;
+using Ring = detail::Ring<Item>;
 
 // The rule with live.mask.depth_band: the depth range narrowed to the band, so the band is the rule's
 // own range check (CPU and GPU agree by construction).
@@ -164,7 +164,7 @@ class Runner {
       publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
       detail::log().info("live: publishing on {}", c.live.publish);
     }
-    if (c.live.preview) preview_ = std::make_unique<live_detail::Preview>(c);
+    if (c.live.preview) preview_ = std::make_unique<detail::Preview>(c);
   }
 
   LiveSummary run() {
@@ -560,7 +560,7 @@ class Runner {
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;
   std::unique_ptr<detail::ZmqPublisher> publisher_;
-  std::unique_ptr<live_detail::Preview> preview_;  // live.preview; null when not asked for
+  std::unique_ptr<detail::Preview> preview_;  // live.preview; null when not asked for
 
   // Guards everything below, the queues and the summary's counters.
   std::mutex m_;

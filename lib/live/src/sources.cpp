@@ -36,17 +36,17 @@ namespace depthmask {
 namespace {
 
 namespace fs = std::filesystem;
-using live_detail::Clock;
-using live_detail::Pacer;
-using live_detail::padded_id;
+using detail::Clock;
+using detail::Pacer;
+using detail::padded_id;
 
 class SyntheticSource final : public LiveSource {
  public:
   explicit SyntheticSource(const SourceUri& uri)
       : uri_(uri),
-        size_(live_detail::query_size(uri, {640, 480})),
-        fps_(live_detail::query_fps(uri, 30.0)),
-        frames_(live_detail::query_count(uri, "frames")),
+        size_(detail::query_size(uri, {640, 480})),
+        fps_(detail::query_fps(uri, 30.0)),
+        frames_(detail::query_count(uri, "frames")),
         pacer_(fps_) {}
 
   void open() override {
@@ -77,7 +77,7 @@ class SyntheticSource final : public LiveSource {
 
  private:
   SourceUri uri_;
-  live_detail::Size2 size_;
+  detail::Size2 size_;
   double fps_;
   std::optional<long long> frames_;
   Pacer pacer_;
@@ -101,8 +101,8 @@ class CaptureSource final : public LiveSource {
       DM_EXPECT(ends_in_appsink(uri.path), ConfigError,
                 "source URI '" << uri.text << "': the GStreamer pipeline must end in appsink (... ! appsink)");
     } else {
-      size_ = live_detail::query_size(uri, {0, 0});
-      fps_ = live_detail::query_fps(uri, 0.0);
+      size_ = detail::query_size(uri, {0, 0});
+      fps_ = detail::query_fps(uri, 0.0);
     }
   }
 
@@ -165,7 +165,7 @@ class CaptureSource final : public LiveSource {
  private:
   SourceUri uri_;
   bool gst_;
-  live_detail::Size2 size_;
+  detail::Size2 size_;
   double fps_;
   cv::VideoCapture cap_;
   bool got_frame_ = false;
@@ -174,13 +174,13 @@ class CaptureSource final : public LiveSource {
 
 }  // namespace
 
-namespace live_detail {
+namespace detail {
 std::string padded_id(uint64_t n) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%06llu", static_cast<unsigned long long>(n));
   return buf;
 }
-}  // namespace live_detail
+}  // namespace detail
 
 std::vector<SourceSupport> live_source_support() {
   const bool gst = cv::videoio_registry::hasBackend(cv::CAP_GSTREAMER);
@@ -199,12 +199,12 @@ std::vector<SourceSupport> live_source_support() {
 
 std::unique_ptr<LiveSource> make_live_source(const SourceUri& uri, const Config& config) {
   if (uri.scheme == "synthetic") return std::make_unique<SyntheticSource>(uri);
-  if (uri.scheme == "replay") return live_detail::make_replay_source(uri, config);
+  if (uri.scheme == "replay") return detail::make_replay_source(uri, config);
   if (uri.scheme == "gst") return std::make_unique<CaptureSource>(uri, true);
   if (uri.scheme == "v4l2") return std::make_unique<CaptureSource>(uri, false);
   if (uri.scheme == "openni2") {
 #if DEPTHMASK_HAVE_OPENNI2
-    return live_detail::make_openni2_source(uri, config);
+    return detail::make_openni2_source(uri, config);
 #else
     throw ConfigError("source URI '" + uri.text +
                       "': openni2:// is not built in: this depthmask was built without OpenNI2 (install libopenni2-dev "
@@ -212,7 +212,7 @@ std::unique_ptr<LiveSource> make_live_source(const SourceUri& uri, const Config&
 #endif
   }
   throw ConfigError("source URI '" + uri.text + "': unknown scheme '" + uri.scheme +
-                    "'; known schemes: " + live_detail::known_schemes());
+                    "'; known schemes: " + detail::known_schemes());
 }
 
 }  // namespace depthmask

@@ -12,7 +12,7 @@
 #include "depthmask/errors.h"
 
 namespace depthmask {
-namespace live_detail {
+namespace detail {
 namespace {
 
 struct SchemeRule {
@@ -137,20 +137,20 @@ bool query_flag(const SourceUri& uri, const std::string& key, bool fallback) {
   return parse_flag(uri.text, key, *v);
 }
 
-}  // namespace live_detail
+}  // namespace detail
 
 SourceUri parse_source_uri(const std::string& text) {
-  using live_detail::fail;
+  using detail::fail;
   SourceUri u;
   u.text = text;
   const auto sep = text.find("://");
   if (sep == std::string::npos)
-    fail(text, "no scheme; expected scheme://... with a scheme of " + live_detail::known_schemes());
+    fail(text, "no scheme; expected scheme://... with a scheme of " + detail::known_schemes());
   u.scheme = text.substr(0, sep);
-  const live_detail::SchemeRule* rule = nullptr;
-  for (const auto& r : live_detail::rules())
+  const detail::SchemeRule* rule = nullptr;
+  for (const auto& r : detail::rules())
     if (u.scheme == r.name) rule = &r;
-  if (!rule) fail(text, "unknown scheme '" + u.scheme + "'; known schemes: " + live_detail::known_schemes());
+  if (!rule) fail(text, "unknown scheme '" + u.scheme + "'; known schemes: " + detail::known_schemes());
 
   std::string rest = text.substr(sep + 3);
   std::string query;
@@ -182,10 +182,9 @@ SourceUri parse_source_uri(const std::string& text) {
       bool known = false;
       for (const auto& k : rule->keys) known = known || k == key;
       if (!known)
-        fail(text,
-             "unknown query key '" + key + "' for " + u.scheme + "://; allowed: " + live_detail::join(rule->keys));
+        fail(text, "unknown query key '" + key + "' for " + u.scheme + "://; allowed: " + detail::join(rule->keys));
       if (u.query.count(key)) fail(text, "query key '" + key + "' given twice");
-      live_detail::check_value(text, key, value);
+      detail::check_value(text, key, value);
       u.query.emplace(key, value);
       if (amp == std::string::npos) break;
       start = amp + 1;

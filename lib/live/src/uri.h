@@ -7,7 +7,7 @@
 
 #include "depthmask/live.h"
 
-namespace depthmask::live_detail {
+namespace depthmask::detail {
 
 // The schemes make_live_source knows, comma separated, for messages.
 std::string known_schemes();
@@ -25,4 +25,4 @@ std::optional<long long> query_count(const SourceUri& uri, const std::string& ke
 // A 0/1 key (loop=1); `fallback` when absent.
 bool query_flag(const SourceUri& uri, const std::string& key, bool fallback);
 
-}  // namespace depthmask::live_detail
+}  // namespace depthmask::detail

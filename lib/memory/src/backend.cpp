@@ -6,23 +6,17 @@
 #include <utility>
 
 #include "backends.h"
+#include "depthmask/detail/enum_names.h"
 #include "depthmask/errors.h"
 
 namespace depthmask {
 
-std::string_view to_string(Head h) {
-  switch (h) {
-    case Head::Uninitialized:
-      return "uninitialized";
-    case Head::AtHost:
-      return "at_host";
-    case Head::AtDevice:
-      return "at_device";
-    case Head::Synced:
-      return "synced";
-  }
-  return "?";
-}
+constexpr detail::EnumName<Head> kHeads[] = {{Head::Uninitialized, "uninitialized"},
+                                             {Head::AtHost, "at_host"},
+                                             {Head::AtDevice, "at_device"},
+                                             {Head::Synced, "synced"}};
+
+std::string_view to_string(Head h) { return detail::name_of(kHeads, h); }
 
 Buffer::Buffer(Buffer&& o) noexcept
     : owner_(std::exchange(o.owner_, nullptr)),

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "depthmask/detail/enum_names.h"
 #include "depthmask/platform.h"
 
 namespace depthmask {
@@ -148,17 +149,10 @@ std::string to_string(const CudaArch& a, bool ptx) {
   return s;
 }
 
-std::string_view to_string(CompatLevel l) {
-  switch (l) {
-    case CompatLevel::Ok:
-      return "ok";
-    case CompatLevel::Warn:
-      return "warning";
-    case CompatLevel::Fail:
-      return "unusable";
-  }
-  return "?";
-}
+constexpr detail::EnumName<CompatLevel> kCompatLevels[] = {
+    {CompatLevel::Ok, "ok"}, {CompatLevel::Warn, "warning"}, {CompatLevel::Fail, "unusable"}};
+
+std::string_view to_string(CompatLevel l) { return detail::name_of(kCompatLevels, l); }
 
 bool is_tegra_cc(int major, int minor) {
   const int cc = major * 10 + minor;

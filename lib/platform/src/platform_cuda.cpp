@@ -3,11 +3,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "depthmask/compat.h"
 #include "depthmask/detail/cuda_check.h"
+#include "depthmask/detail/read_file.h"
+#include "depthmask/errors.h"
 #include "depthmask/kernels/kernel_image.h"
 #include "depthmask/kernels/mask_kernel.h"
 #include "depthmask/platform.h"
@@ -26,11 +26,12 @@ int attr_int(cudaDeviceAttr a, int dev) {
 // The kernel module's release ("580.65.06") for messages; absent on some Jetsons and in containers
 // that do not see /proc/driver.
 std::string driver_release() {
-  std::ifstream f("/proc/driver/nvidia/version");
-  if (!f) return "";
-  std::ostringstream os;
-  os << f.rdbuf();
-  return parse_nvidia_driver_release(os.str());
+  try {
+    return parse_nvidia_driver_release(
+        detail::read_file_bounded("/proc/driver/nvidia/version", size_t{1} << 16, "driver version file"));
+  } catch (const InputError&) {
+    return "";
+  }
 }
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 #include "depthmask/backend.h"
 #include "depthmask/detail/dataset_patterns.h"
+#include "depthmask/detail/enum_names.h"
 #include "depthmask/detail/image_header.h"
 #include "depthmask/detail/layout_readers.h"
 #include "depthmask/encoders.h"
@@ -31,19 +32,12 @@ namespace fs = std::filesystem;
 
 namespace depthmask {
 
-std::string_view to_string(DoctorLevel level) {
-  switch (level) {
-    case DoctorLevel::Ok:
-      return "ok";
-    case DoctorLevel::Info:
-      return "info";
-    case DoctorLevel::Warning:
-      return "warning";
-    case DoctorLevel::Error:
-      return "error";
-  }
-  return "?";
-}
+constexpr detail::EnumName<DoctorLevel> kDoctorLevels[] = {{DoctorLevel::Ok, "ok"},
+                                                           {DoctorLevel::Info, "info"},
+                                                           {DoctorLevel::Warning, "warning"},
+                                                           {DoctorLevel::Error, "error"}};
+
+std::string_view to_string(DoctorLevel level) { return detail::name_of(kDoctorLevels, level); }
 
 namespace {
 
@@ -368,7 +362,7 @@ class Doctor {
   size_t tum_beyond_tolerance(std::string& detail) {
     if (in_.layout != InputLayout::Tum) return 0;
     const fs::path root = cfg().input.root;
-    const auto depth = layouts_detail::read_tum_list(root / "depth.txt", cfg().input.allow_paths_outside_root);
+    const auto depth = detail::read_tum_list(root / "depth.txt", cfg().input.allow_paths_outside_root);
     std::unordered_set<std::string> ids;
     for (const FrameEntry& f : in_.listing.frames) ids.insert(f.id);
     size_t n = 0;

@@ -22,6 +22,7 @@
 
 #include "depthmask/detail/exr_codec.h"
 #include "depthmask/detail/log.h"
+#include "depthmask/detail/read_file.h"
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_stats.h"
@@ -51,12 +52,9 @@ struct Sidecar {
   std::vector<std::string> outputs;  // siblings of the sidecar
 };
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  DM_EXPECT(in, InputError, "'" << p.string() << "' cannot be opened for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A sidecar's or run record's text (small JSON); the .npy outputs read with their own bound below.
+std::string read_text(const fs::path& p, const char* what) {
+  return detail::read_file_bounded(p, detail::kMaxTextFileBytes, what);
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -68,7 +66,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 std::optional<Sidecar> read_sidecar(const fs::path& p) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_text(p));
+    j = nlohmann::json::parse(read_text(p, "sidecar"));
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -150,7 +148,8 @@ cv::Mat read_masked_depth(const fs::path& dir, const std::vector<std::string>& f
     const fs::path p = dir / name;
     try {
       if (ends_with(name, ".npy")) {
-        const std::string t = read_text(p);
+        // 2 GiB: a masked depth of input.max_image_pixels' default (2^28) float32 pixels is 1 GiB.
+        const std::string t = detail::read_file_bounded(p, size_t{1} << 31, "output");
         return decode_npy(std::vector<uint8_t>(t.begin(), t.end()), p.string());
       }
       if (ends_with(name, ".tiff") || ends_with(name, ".exr")) {
@@ -529,7 +528,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
   auto read_record = [&](const fs::path& path) -> nlohmann::json {
     if (!fs::exists(path, ec)) return nullptr;
     try {
-      nlohmann::json j = nlohmann::json::parse(read_text(path));
+      nlohmann::json j = nlohmann::json::parse(read_text(path, "run record"));
       if (j.is_object()) return j;
       detail::log().warn("report: ignoring '{}': not a JSON object", path.string());
     } catch (const std::exception& e) {

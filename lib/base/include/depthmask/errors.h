@@ -57,11 +57,27 @@ Failure failure_of(const std::exception_ptr& e) noexcept;
 /// platform > resource > config > input (a run with frames failed for input and for memory exits 4).
 Failure most_severe(Failure a, Failure b) noexcept;
 
-/// The CLI's exit code of a failure class, chosen so that a scheduler can act on it
-/// (docs/RELIABILITY.md's table): 1 input and 2 config (retrying cannot help), 3 platform and 4
+/// The process exit codes, written once (docs/RELIABILITY.md's table): the CLI returns them,
+/// exit_code() gives a failure class's, and the C ABI's dm_status has the same numbers. Chosen so
+/// that a scheduler can act on them: 1 input and 2 config (retrying cannot help), 3 platform and 4
 /// resource (another node or a later try may succeed), 5 busy (another process is doing this work:
-/// do not retry), 70 internal (EX_SOFTWARE), 130 interrupted (the CLI gives 128 + the signal: 143 for
-/// SIGTERM). 0 means success and is no class.
+/// do not retry), 70 internal (EX_SOFTWARE), 130 interrupted (128 + SIGINT).
+namespace exit_codes {
+inline constexpr int kOk = 0;             ///< success
+inline constexpr int kInput = 1;          ///< a bad or missing input
+inline constexpr int kConfig = 2;         ///< a bad configuration, and a bad command line
+inline constexpr int kPlatform = 3;       ///< no usable GPU or driver for what was asked
+inline constexpr int kResource = 4;       ///< out of memory, disk full, the output folder gone
+inline constexpr int kBusy = 5;           ///< another process holds this shard
+inline constexpr int kInternal = 70;      ///< a bug (EX_SOFTWARE)
+inline constexpr int kInterrupted = 130;  ///< stopped by SIGINT
+
+/// A process stopped by a signal exits 128 + the signal, as a shell reports one killed by it: 130 for
+/// SIGINT (kInterrupted), 143 for SIGTERM.
+constexpr int of_signal(int signal) noexcept { return 128 + signal; }
+}  // namespace exit_codes
+
+/// The CLI's exit code of a failure class (exit_codes above). 0 means success and is no class.
 int exit_code(Failure f) noexcept;
 
 }  // namespace depthmask

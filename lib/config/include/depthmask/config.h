@@ -210,7 +210,7 @@ struct LoggingConfig {
   std::string level = "info";  ///< trace | debug | info | warn | error | off
 };
 
-namespace config_detail {
+namespace detail {
 struct SetByUser;
 }
 
@@ -259,7 +259,7 @@ struct Config {
   void reset_to_default(std::string_view key);
 
  private:
-  friend struct config_detail::SetByUser;
+  friend struct detail::SetByUser;
   std::bitset<kMaxConfigKeys> set_by_user_;
 };
 

@@ -7,18 +7,19 @@
 #include <system_error>
 
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 namespace {
 
 // APC's masks/<object>.thresh.txt: one number, the threshold as a fraction of the mask's full scale.
 double read_thresh_file(const fs::path& file) {
-  std::istringstream in(detail::read_text_file(file, "threshold file"));
+  std::istringstream in(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "threshold file"));
   std::string line;
   int lineno = 0;
   std::optional<double> value;
@@ -113,4 +114,4 @@ void resolve_apc(ResolvedInput& r) {
   r.listing = list_frames(e.input, layout_file);
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

@@ -17,12 +17,13 @@
 #include <system_error>
 
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 namespace {
 
@@ -180,7 +181,8 @@ std::vector<BopCamera> parse_scene_camera(const std::string& text, const fs::pat
 namespace {
 
 std::vector<BopCamera> read_scene_camera(const fs::path& file, bool need_scale) {
-  return parse_scene_camera(detail::read_text_file(file, "BOP camera file"), file, need_scale);
+  return parse_scene_camera(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "BOP camera file"), file,
+                            need_scale);
 }
 
 std::string six_digits(long v) {
@@ -296,4 +298,4 @@ void resolve_bop(ResolvedInput& r) {
   for (const fs::path& p : mask_strays) add_unmatched(r.listing, p);
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 void resolve_seven_scenes(ResolvedInput& r) {
   Config& e = r.config;
@@ -31,4 +31,4 @@ void resolve_seven_scenes(ResolvedInput& r) {
   r.listing = list_frames(e.input, layout_file);
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

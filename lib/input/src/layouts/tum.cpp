@@ -22,12 +22,13 @@
 #include <system_error>
 
 #include "depthmask/detail/layout_readers.h"
+#include "depthmask/detail/read_file.h"
 #include "depthmask/detail/text_numbers.h"
 #include "depthmask/errors.h"
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 std::vector<TumEntry> parse_tum_list(const std::string& text, const fs::path& file, bool allow_outside_root) {
   std::istringstream in(text);
@@ -63,7 +64,8 @@ std::vector<TumEntry> parse_tum_list(const std::string& text, const fs::path& fi
 }
 
 std::vector<TumEntry> read_tum_list(const fs::path& file, bool allow_outside_root) {
-  return parse_tum_list(detail::read_text_file(file, "TUM list"), file, allow_outside_root);
+  return parse_tum_list(detail::read_file_bounded(file, detail::kMaxTextFileBytes, "TUM list"), file,
+                        allow_outside_root);
 }
 
 void set_tum_color_and_mask(FrameEntry& f, const Config& c, const fs::path& root, const TumEntry& rgb,
@@ -191,4 +193,4 @@ void resolve_tum(ResolvedInput& r) {
                                                    << " within input.max_time_diff (" << max_diff << " s)");
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

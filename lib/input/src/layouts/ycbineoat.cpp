@@ -7,7 +7,7 @@
 
 namespace fs = std::filesystem;
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 void resolve_ycbineoat(ResolvedInput& r) {
   Config& e = r.config;
@@ -22,4 +22,4 @@ void resolve_ycbineoat(ResolvedInput& r) {
   r.listing = list_frames(e.input, [root](const fs::path& p) { return p == (root / "cam_K.txt").lexically_normal(); });
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail

@@ -11,13 +11,6 @@
 
 namespace depthmask::detail {
 
-// The whole of a small text file (a camera file, an index list, scene_camera.json), read in chunks
-// up to kMaxTextFileBytes: InputError "cannot read <what> '<file>': no such file or not readable", or
-// "... is larger than ..." for a longer one (a device such as /dev/zero included), so a stray path
-// cannot make the reader take all memory.
-inline constexpr size_t kMaxTextFileBytes = size_t{256} << 20;
-std::string read_text_file(const std::filesystem::path& file, const std::string& what);
-
 // Parses all of `token` as one number in the C locale; false when any of it is not part of a number.
 bool parse_number(const std::string& token, double& value);
 

@@ -10,7 +10,7 @@
 
 #include "depthmask/layouts.h"
 
-namespace depthmask::layouts_detail {
+namespace depthmask::detail {
 
 // Each fills r.listing (and r.config's layout defaults); r.config.input.root is the folder and
 // r.layout / r.reason are already set. Throw InputError / ConfigError as resolve_input documents.
@@ -101,4 +101,4 @@ void layout_default(ResolvedInput& r, const char* key, T& field, const T& value)
     warn_override(r, key, describe(field), describe(value));
 }
 
-}  // namespace depthmask::layouts_detail
+}  // namespace depthmask::detail
