@@ -66,7 +66,7 @@ struct ConfigText {
 YAML::Node override_value(const Override& ov, const std::string& label) {
   if (ov.literal) return YAML::Node(ov.value);
   using Text = Key::OverrideText;
-  const Key* k = config_detail::find_value_key(ov.key);
+  const Key* k = detail::find_value_key(ov.key);
   const std::string& v = ov.value;
   if (!k || k->override_text == Text::Yaml || v.front() == '"' || v.front() == '\'' ||
       (k->override_text == Text::StringOrMap && v.front() == '{'))
