@@ -31,18 +31,11 @@ int interrupted_code(int rc) {
   return rc == depthmask::exit_codes::kInterrupted && sig > 0 ? depthmask::exit_codes::of_signal(sig) : rc;
 }
 
-// Parses the command line and runs one subcommand; an exception that escapes a command is classified
-// (depthmask/errors.h) and gives the exit code.
-int cli_main(int argc, char** argv) {
-  using namespace depthmask;
-  using namespace depthmask::app;
+// One function per subcommand: its options, bound to the struct its command takes (commands.h).
+using namespace depthmask::app;
 
-  CLI::App cli{
-      "depthmask: turns RGB-D frames (depth, mask, color, intrinsics) into masked float depth maps, on GPU or CPU"};
-  cli.require_subcommand(1);
-  cli.set_version_flag("--version", DEPTHMASK_VERSION);
-
-  RunOptions run;
+// `depthmask run`: mask every frame of a dataset folder.
+CLI::App* add_run(CLI::App& cli, RunOptions& run) {
   auto* run_cmd = cli.add_subcommand("run", "Mask every frame of a dataset folder and write float depth maps");
   run_cmd->add_option("-c,--config", run.config, "YAML configuration file")->check(CLI::ExistingFile);
   run_cmd->add_option("-i,--input", run.input, "Input folder (sets input.root)");
@@ -64,8 +57,11 @@ int cli_main(int argc, char** argv) {
   run_cmd->add_option("--shard-count", run.shard_count,
                       "N for --shard auto under a Kubernetes Indexed Job (sets run.shard_count; default "
                       "DEPTHMASK_SHARD_COUNT)");
+  return run_cmd;
+}
 
-  LiveOptions live;
+// `depthmask live`: mask frames from a live source.
+CLI::App* add_live(CLI::App& cli, LiveOptions& live) {
   auto* live_cmd =
       cli.add_subcommand("live", "Mask frames from a live source (camera, replay, synthetic) with bounded latency");
   live_cmd->add_option("-c,--config", live.config, "YAML configuration file")->check(CLI::ExistingFile);
@@ -84,15 +80,21 @@ int cli_main(int argc, char** argv) {
   live_cmd->add_flag("--preview", live.preview,
                      "Show the masked depth in a window (sets live.preview; off without a display)");
   live_cmd->add_flag("--print-config", live.print_config, "Print the effective configuration as YAML and exit");
+  return live_cmd;
+}
 
-  InfoOptions info;
+// `depthmask info`: probe the platform.
+CLI::App* add_info(CLI::App& cli, InfoOptions& info) {
   auto* info_cmd =
       cli.add_subcommand("info", "Probe the platform: CUDA versions, devices, which backend auto picks and why");
   info_cmd->add_option("-c,--config", info.config, "YAML configuration file (its backend settings)")
       ->check(CLI::ExistingFile);
   info_cmd->add_option("--set", info.sets, "Override a key: key.path=value")->take_all();
+  return info_cmd;
+}
 
-  DoctorCliOptions doctor;
+// `depthmask doctor`: check a dataset before a long run.
+CLI::App* add_doctor(CLI::App& cli, DoctorCliOptions& doctor) {
   auto* doctor_cmd = cli.add_subcommand(
       "doctor", "Check a dataset before a long run: layout, pairing, sizes, units, intrinsics, the mask rule");
   doctor_cmd->add_option("-c,--config", doctor.config, "YAML configuration file")->check(CLI::ExistingFile);
@@ -104,14 +106,20 @@ int cli_main(int argc, char** argv) {
   doctor_cmd->add_flag("--strict", doctor.strict, "Exit 1 on warnings too");
   doctor_cmd->add_flag("--json", doctor.json, "Print the report as JSON (schema: docs/DOCTOR.md)");
   doctor_cmd->add_option("--write-config", doctor.write_config, "Save the suggested keys as a YAML configuration");
+  return doctor_cmd;
+}
 
-  SynthOptions synth;
+// `depthmask synth`: write a synthetic dataset.
+CLI::App* add_synth(CLI::App& cli, SynthOptions& synth) {
   auto* synth_cmd = cli.add_subcommand("synth", "Write a deterministic synthetic RGB-D dataset");
   synth_cmd->add_option("-o,--output", synth.output, "Output folder")->required();
   synth_cmd->add_option("-n,--frames", synth.frames, "Number of frames")->capture_default_str();
   synth_cmd->add_option("-s,--size", synth.size, "Frame size WIDTHxHEIGHT")->capture_default_str();
+  return synth_cmd;
+}
 
-  ReportCliOptions report;
+// `depthmask report`: the HTML page of a run's outputs.
+CLI::App* add_report(CLI::App& cli, ReportCliOptions& report) {
   auto* report_cmd = cli.add_subcommand(
       "report", "Write a self-contained HTML page to look at a run's outputs: summary, thumbnails, plots, failures");
   report_cmd->add_option("OUTPUT_DIR", report.output_dir, "The run's output folder")->required();
@@ -119,8 +127,11 @@ int cli_main(int argc, char** argv) {
   report_cmd->add_option("--thumbnails", report.thumbnails, "At most this many frames on the contact sheet")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  return report_cmd;
+}
 
-  StatusCliOptions status;
+// `depthmask status`: how far a run is.
+CLI::App* add_status(CLI::App& cli, StatusCliOptions& status) {
   auto* status_cmd = cli.add_subcommand(
       "status",
       "How far a run is: frames done, failed and missing over every manifest (shards too) in OUTPUT_DIR; "
@@ -139,8 +150,11 @@ int cli_main(int argc, char** argv) {
   status_cmd->add_flag("--missing", status.missing,
                        "Print only the manifest keys of the frames to rerun (missing and failed), one per line");
   status_cmd->add_flag("--json", status.json, "Print one JSON document (fields: docs/STATUS.md)");
+  return status_cmd;
+}
 
-  BenchCliOptions bench;
+// `depthmask bench`: measure the backends (bench.command_line is set by the caller).
+CLI::App* add_bench(CLI::App& cli, BenchCliOptions& bench) {
   auto* bench_cmd =
       cli.add_subcommand("bench",
                          "Measure bandwidth ceilings, the kernel, one-frame latency per backend and `run` end to end; "
@@ -162,6 +176,36 @@ int cli_main(int argc, char** argv) {
   bench_cmd->add_flag("--skip-live", bench.skip_live, "Leave out the live-mode section (run_live on replay://)");
   bench_cmd->add_option("--real-frame", bench.real_frame,
                         "DEPTH,MASK: also time host to host on this recorded frame (16-bit depth PNG, 8-bit mask PNG)");
+  return bench_cmd;
+}
+
+// Parses the command line and runs one subcommand; an exception that escapes a command is classified
+// (depthmask/errors.h) and gives the exit code.
+int cli_main(int argc, char** argv) {
+  using namespace depthmask;
+
+  CLI::App cli{
+      "depthmask: turns RGB-D frames (depth, mask, color, intrinsics) into masked float depth maps, on GPU or CPU"};
+  cli.require_subcommand(1);
+  cli.set_version_flag("--version", DEPTHMASK_VERSION);
+
+  RunOptions run;
+  LiveOptions live;
+  InfoOptions info;
+  DoctorCliOptions doctor;
+  SynthOptions synth;
+  ReportCliOptions report;
+  StatusCliOptions status;
+  BenchCliOptions bench;
+  // In --help's order.
+  CLI::App* run_cmd = add_run(cli, run);
+  CLI::App* live_cmd = add_live(cli, live);
+  CLI::App* info_cmd = add_info(cli, info);
+  CLI::App* doctor_cmd = add_doctor(cli, doctor);
+  CLI::App* synth_cmd = add_synth(cli, synth);
+  CLI::App* report_cmd = add_report(cli, report);
+  CLI::App* status_cmd = add_status(cli, status);
+  CLI::App* bench_cmd = add_bench(cli, bench);
   for (int i = 0; i < argc; ++i) bench.command_line += (i ? " " : "") + std::string(argv[i]);
 
   try {

@@ -2,6 +2,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -31,7 +32,7 @@ void backproject_cpu(const BackprojectJob& job) {
     for (int v = r.begin(); v != r.end(); ++v) {
       const float* d = depth.row(v);
       float* o = xyz.row(v);
-      for (int u = 0; u < job.cols; ++u) backproject_pixel(u, v, d[u], job.invalid, job.k, o + 3 * u);
+      for (int u = 0; u < job.cols; ++u) backproject_pixel(u, v, d[u], job.invalid, job.k, o + std::ptrdiff_t{3} * u);
     }
   });
 }

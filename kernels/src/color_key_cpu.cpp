@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -31,7 +32,7 @@ void run_rows(const ColorKeyJob& job, const MaskParams& p, const ColorKey& k) {
       const MaskT* m = mask.row(y);
       const uint8_t* c = color.row(y);
       uint8_t* o = out.row(y);
-      for (int x = 0; x < job.cols; ++x) o[x] = color_key_test(m[x], c + 3 * x, p, k);
+      for (int x = 0; x < job.cols; ++x) o[x] = color_key_test(m[x], c + std::ptrdiff_t{3} * x, p, k);
     }
   });
 }

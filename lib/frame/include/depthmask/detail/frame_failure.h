@@ -1,4 +1,4 @@
-// How a frame's failure is handled: one rule for the batch (batch_run.cpp) and the live runner
+// How a frame's failure is handled: one rule for the batch (batch_frames.cpp) and the live runner
 // (live/runner.cpp), so the two pipelines cannot drift apart.
 #pragma once
 
