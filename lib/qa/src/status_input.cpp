@@ -1,6 +1,8 @@
 // `depthmask status OUT` from the folder alone (status.h, recorded_input): the run records' settings
 // and configuration.
 
+#include <system_error>
+
 #include "depthmask/config.h"
 #include "depthmask/detail/run_record_file.h"
 #include "depthmask/errors.h"
@@ -26,6 +28,9 @@ std::optional<RecordedInput> recorded_input(const fs::path& dir, const std::opti
   // The record spells out every key; read back only those that differ from the defaults, as a file of
   // the user's would say them, so listing warns about none of them.
   const std::string name = used->path.string();
+  std::error_code ec;
+  DM_EXPECT(!input_root || fs::is_directory(*input_root, ec), InputError,
+            "input.root '" << input_root->string() << "' (--input) is not a folder");
   std::string yaml = *used->config;
   if (input_root && used->input && !used->input->empty()) {
     // A moved dataset: the recorded configuration's paths under the recorded root (its intrinsics
