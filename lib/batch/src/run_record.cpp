@@ -126,7 +126,8 @@ RunRecord read_run_record(const fs::path& path) {
   r.settings = text_of("settings");
   r.input = text_of("input");
   r.config = text_of("config");
-  if (j.contains("summary") && j["summary"].is_object()) r.summary = j["summary"];
+  if (j.contains("summary") && j["summary"].is_object())
+    r.summary = std::make_shared<const nlohmann::json>(j["summary"]);
   return r;
 }
 
@@ -147,6 +148,7 @@ std::vector<fs::path> list_run_records(const fs::path& dir) {
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> paths;
+  paths.reserve(found.size());
   for (auto& [order, p] : found) paths.push_back(std::move(p));
   return paths;
 }

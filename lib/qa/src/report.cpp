@@ -19,7 +19,7 @@ fs::path write_report(const fs::path& dir, const ReportOptions& o) {
   std::error_code ec;
   DM_EXPECT(fs::is_directory(dir, ec), InputError, "report: '" << dir.string() << "' is not a folder");
   report_parts::ReportModel model = report_parts::read_report_model(dir);
-  const fs::path out = o.out.empty() ? dir / kReportName : o.out;
+  fs::path out = o.out.empty() ? dir / kReportName : o.out;
   // Messages and ids may hold any bytes; the page is declared UTF-8 and browsers replace what is not.
   const std::string text = report_parts::report_page(model, o);
   write_file_atomic(out, text.data(), text.size(), false);

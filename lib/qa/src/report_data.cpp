@@ -92,15 +92,15 @@ void read_records(ReportModel& m, const detail::RunRecords& records) {
   for (const detail::RunRecord& r : records.records)
     if (r.path.filename() == kRunRecordName) m.record = r;
   if (m.record) {
-    m.summary = m.record->summary;
+    if (m.record->summary) *m.summary = *m.record->summary;
     return;
   }
-  nlohmann::json& summary = m.summary;
+  nlohmann::json& summary = *m.summary;
   for (const Shard& k : m.shards_read) {
     const auto it = std::find_if(records.records.begin(), records.records.end(),
                                  [&](const detail::RunRecord& r) { return r.path.filename() == run_record_name(k); });
-    if (it == records.records.end() || !it->summary.is_object()) continue;
-    const nlohmann::json& s = it->summary;
+    if (it == records.records.end() || !it->summary) continue;
+    const nlohmann::json& s = *it->summary;
     if (m.shard_records++ == 0) {
       m.record = *it;
       summary = s;
@@ -153,7 +153,7 @@ void read_sidecars(ReportModel& m) {
 }
 
 void failures_from_summary(ReportModel& m) {
-  const nlohmann::json& summary = m.summary;
+  const nlohmann::json& summary = *m.summary;
   if (!summary.is_object() || !summary.contains("failures") || !summary["failures"].is_array()) return;
   for (const auto& f : summary["failures"]) {
     ManifestFailure mf;

@@ -175,7 +175,7 @@ void summary_section(std::ostringstream& p, const ReportModel& m) {
   const auto& failures = m.failures;
   const auto& head = m.head;
   const auto& manifests_read = m.manifests_read;
-  const nlohmann::json& summary = m.summary;
+  const nlohmann::json& summary = *m.summary;
   // Summary.
   p << "<h2 id=\"summary\">Summary</h2>\n<table class=\"summary\">\n";
   auto row = [&](const std::string& k, const std::string& v) {

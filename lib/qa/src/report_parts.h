@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,8 +40,9 @@ struct ReportModel {
   std::optional<ManifestHead> head;  // the first counted manifest's; none: no manifest counted
   std::vector<std::string> manifests_read;
   std::vector<Shard> shards_read;
-  std::optional<detail::RunRecord> record;      // the run's record, else the first shard's with a summary
-  nlohmann::json summary;                       // the record's summary, or the shards' summed; null: none
+  std::optional<detail::RunRecord> record;  // the run's record, else the first shard's with a summary
+  // The record's summary, or the shards' summed; null: none (by pointer: see detail::RunRecord).
+  std::shared_ptr<nlohmann::json> summary = std::make_shared<nlohmann::json>();
   size_t shard_records = 0;                     // shard records summed (0: the unsharded record or none)
   std::map<std::string, SidecarInfo> sidecars;  // by path relative to dir, without ".json"
 };
