@@ -343,9 +343,26 @@ int cmd_status(const StatusCliOptions& o, const std::atomic<bool>& stop) {
   so.verify = o.verify;
   so.stop = &stop;
   std::optional<ResolvedInput> in;
+  std::optional<RecordedInput> recorded;
   std::optional<fs::path> dir;
   if (o.output_dir) dir = fs::path(*o.output_dir);
-  if (o.config || o.input || !o.sets.empty()) {
+  // Alone (no --config, no --set), the folder's run records say what to check it against; --input
+  // then moves the recorded input.
+  if (dir && !o.config && o.sets.empty()) {
+    std::optional<fs::path> root;
+    if (o.input) root = fs::path(*o.input);
+    recorded = recorded_input(*dir, root);
+  }
+  if (recorded) {
+    so.settings = recorded->settings;
+    so.frames = &recorded->input.listing.frames;
+    so.input = recorded->input.config.input.root.string();
+    so.records = recorded->records;
+    if (o.input) {
+      so.moved_from = recorded->recorded_root;
+      so.moved_to = recorded->input.config.input.root;
+    }
+  } else if (o.config || o.input || !o.sets.empty()) {
     // The run's settings and its frame list, as `run` resolves them (the layout's defaults included).
     std::vector<Override> flags;
     if (o.input) flags.push_back({"input.root", *o.input, "--input", true});

@@ -77,12 +77,14 @@ struct ReportCliOptions {
   std::string output_dir;
   std::optional<std::string> out;
   size_t thumbnails = 48;
+  std::optional<std::string> backend;  // accepted as `run` takes it; outputs do not depend on it
 };
 // Writes the QA report of an output folder (report.h's write_report) and prints its path.
 int cmd_report(const ReportCliOptions& o);
 
 struct StatusCliOptions {
   std::optional<std::string> output_dir, config, input;
+  std::optional<std::string> backend;  // accepted as `run` takes it; outputs do not depend on it
   std::vector<std::string> sets;
   bool verify = false;   // --verify: CRC-32s too, not only sizes
   bool all = false;      // --all: every failed and missing frame, not the first 20

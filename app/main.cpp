@@ -127,6 +127,8 @@ CLI::App* add_report(CLI::App& cli, ReportCliOptions& report) {
   report_cmd->add_option("--thumbnails", report.thumbnails, "At most this many frames on the contact sheet")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  report_cmd->add_option("-b,--backend", report.backend,
+                         "Accepted as run takes it, and unused (outputs do not depend on it)");
   return report_cmd;
 }
 
@@ -136,13 +138,18 @@ CLI::App* add_status(CLI::App& cli, StatusCliOptions& status) {
       "status",
       "How far a run is: frames done, failed and missing over every manifest (shards too) in OUTPUT_DIR; "
       "exit 0 when complete, 1 when not");
-  status_cmd->add_option("OUTPUT_DIR", status.output_dir, "The run's output folder (default: output.dir of --config)");
+  status_cmd->add_option("OUTPUT_DIR", status.output_dir,
+                         "The run's output folder (default: output.dir of --config); alone, it is checked against the "
+                         "input and settings its run records name");
   status_cmd
       ->add_option("-c,--config", status.config,
                    "The run's YAML configuration: count only its settings' records "
                    "and list its input's frames")
       ->check(CLI::ExistingFile);
-  status_cmd->add_option("-i,--input", status.input, "The run's input folder (sets input.root): list its frames");
+  status_cmd->add_option("-i,--input", status.input,
+                         "The run's input folder (sets input.root; over the run record's: a moved dataset)");
+  status_cmd->add_option("-b,--backend", status.backend,
+                         "Accepted as run takes it, and unused (outputs do not depend on it)");
   status_cmd->add_option("--set", status.sets, "Override a key as the run did: key.path=value")->take_all();
   status_cmd->add_flag("--verify", status.verify,
                        "Also check the outputs' CRC-32s (reads every output; default: sizes)");

@@ -98,15 +98,23 @@ TEST_F(CliStatus, TwoShardsManifestsAreTotalledAndAFinishedRunExits0) {
 
   // The configuration's output.dir stands in for OUTPUT_DIR: data/out was never written.
   EXPECT_EQ(run("status --config data/depthmask.yaml").exit_code, 1);
-  // Without the configuration every manifest counts; completeness against the input is not judged.
+  // Alone, the folder's run record names the input and the settings (issue 28): judged against them.
   const auto bare = run("status out");
   EXPECT_EQ(bare.exit_code, 0) << bare.output;
-  EXPECT_TRUE(contains(bare.output, "cannot be judged without --config or --input")) << bare.output;
-  EXPECT_TRUE(contains(bare.output, "total: 8 frame(s) recorded: 8 done")) << bare.output;
-  // --input alone lists the same frames with the defaults' settings: the run's (depth.max 2) differ.
-  const auto other = run("status out --input data");
+  EXPECT_TRUE(contains(bare.output, "from the run records: depthmask-run.json")) << bare.output;
+  EXPECT_TRUE(contains(bare.output, "total: 8 frame(s) listed: 8 done")) << bare.output;
+  // --input alone moves the recorded input (here: to where it is) and keeps the recorded settings.
+  EXPECT_EQ(run("status out --input data").exit_code, 0);
+  // A --set gives the settings: without the run's depth.max 2 they differ.
+  const auto other = run("status out --input data --set output.preview=true");
   EXPECT_EQ(other.exit_code, 1) << other.output;
   EXPECT_TRUE(contains(other.output, "recorded only by manifests of other settings")) << other.output;
+  // Without a run record, completeness against the input is not judged.
+  fs::remove(out() / "depthmask-run.json");
+  const auto unrecorded = run("status out");
+  EXPECT_EQ(unrecorded.exit_code, 0) << unrecorded.output;
+  EXPECT_TRUE(contains(unrecorded.output, "cannot be judged without --config or --input")) << unrecorded.output;
+  EXPECT_TRUE(contains(unrecorded.output, "total: 8 frame(s) recorded: 8 done")) << unrecorded.output;
   EXPECT_EQ(run("status out --input data --set depth.max=2 --set output.preview=true").exit_code, 0);
 }
 

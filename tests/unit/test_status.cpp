@@ -219,10 +219,13 @@ TEST_F(Status, WithSettingsOnlyTheirRecordsCountAndMixedSettingsWithoutThemAreNo
   EXPECT_TRUE(Contains(s.to_text(), "other settings (fedcba9876543210), not counted: 6 record(s)"));
   EXPECT_EQ(s.exit_code(), 1);
 
-  // Without a configuration both count, and the folder is not called complete.
+  // Without a configuration the first readable manifest's settings count (ManifestSet's rule, as the
+  // report and resume count), and the folder is not called complete.
   const dm::DatasetStatus u = status(false, false, false);
-  EXPECT_EQ(u.done, 6u);
-  EXPECT_TRUE(u.failures.empty()) << "frame 0's failure is superseded by its records";
+  EXPECT_EQ(u.done, 4u);
+  EXPECT_EQ(u.counted_settings, named(u, "depthmask-manifest.shard-0-of-2.json").settings);
+  EXPECT_TRUE(named(u, "depthmask-manifest.shard-1-of-2.json").other_settings);
+  EXPECT_TRUE(u.failures.empty()) << "a failure of other settings does not count";
   EXPECT_FALSE(u.complete());
   EXPECT_TRUE(Contains(u.to_text(), "manifests of 2 different settings"));
   EXPECT_TRUE(Contains(u.to_text(), "status: incomplete (manifests of different settings)"));

@@ -133,6 +133,12 @@ void BatchRun::prepare() {
   if (const size_t n = remove_stale_temp_files(c.output.dir))
     detail::log().info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
   finished_before_ = resume_->plan(listing.frames);
+  try {
+    // The record says what runs here from now on (`status OUT` reads it), and again at the end.
+    write_run_record_started(c);
+  } catch (const OutputError& e) {
+    detail::log().warn("the run record could not be written: {}", e.what());
+  }
   if (observer_) observer_->on_start(listing);
   make_pool();
 }

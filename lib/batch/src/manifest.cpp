@@ -12,6 +12,7 @@
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
 #include "depthmask/version.h"
+#include "manifest_text.h"
 
 namespace fs = std::filesystem;
 
@@ -47,8 +48,9 @@ std::string number_text(double v) {
   return buf;
 }
 
-void add_file(Fnv& h, const fs::path& p) {
-  h.add(p.string());
+// A file's path (as `as`: where the run read it), size and modification time.
+void add_file(Fnv& h, const fs::path& p, const fs::path& as) {
+  h.add(as.string());
   std::error_code ec;
   const auto size = fs::file_size(p, ec);
   if (ec) {
@@ -76,15 +78,21 @@ std::string settings_hash(const Config& c) {
   return fnv1a64_hex(std::string("depthmask ") + DEPTHMASK_VERSION + " manifest 1\n" + settings_yaml(c));
 }
 
-std::string inputs_fingerprint(const FrameEntry& f) {
+std::string inputs_fingerprint(const FrameEntry& f, const fs::path& now, const fs::path& then) {
+  const auto as = [&](const fs::path& p) {
+    if (now.empty()) return p;
+    const fs::path rel = p.lexically_relative(now);
+    return rel.empty() || *rel.begin() == ".." ? p : then / rel;
+  };
+  const auto add = [&](Fnv& h, const fs::path& p) { add_file(h, p, as(p)); };
   Fnv h;
-  add_file(h, f.depth);
-  add_file(h, f.mask);
+  add(h, f.depth);
+  add(h, f.mask);
   h.add(f.color.empty() ? std::string("no color") : std::string("color"));
-  if (!f.color.empty()) add_file(h, f.color);
+  if (!f.color.empty()) add(h, f.color);
   for (const auto& [inst, file] : f.instances) {
     h.add(inst);
-    add_file(h, file);
+    add(h, file);
   }
   if (f.intrinsics) {
     const Intrinsics& k = *f.intrinsics;
@@ -97,6 +105,8 @@ std::string inputs_fingerprint(const FrameEntry& f) {
   h.add(f.relative.generic_string());
   return h.hex();
 }
+
+std::string inputs_fingerprint(const FrameEntry& f) { return inputs_fingerprint(f, {}, {}); }
 
 std::string manifest_key(const FrameEntry& f) { return f.relative.empty() ? f.id : f.relative.generic_string(); }
 
@@ -260,23 +270,6 @@ const char* Manifest::middle_text() { return "\n},\"failures\":{"; }
 const char* Manifest::tail_text() { return "\n}}\n"; }
 
 namespace {
-// head, then "\n" + first frame line, ",\n" + each next one, the middle, the failure lines alike, then
-// the tail, into `text` (cleared first).
-template <class Lines>
-void join_manifest(std::string& text, const std::string& head, const Lines& frames, const Lines& failures) {
-  text.clear();
-  text += head;
-  for (const Lines* lines : {&frames, &failures}) {
-    if (lines == &failures) text += Manifest::middle_text();
-    bool first = true;
-    for (const auto& [key, line] : *lines) {
-      text += first ? "\n" : ",\n";
-      text += line;
-      first = false;
-    }
-  }
-  text += Manifest::tail_text();
-}
 
 using Json = nlohmann::json;
 
@@ -343,12 +336,31 @@ ManifestFailure failure_of_record(const Json& rec, const std::string& key, const
 
 ManifestHead read_manifest(std::istream& in, const std::string& name,
                            const std::function<void(const std::string&, ManifestRecord&&)>& on_frame,
-                           const std::function<void(const std::string&, ManifestFailure&&)>& on_failure) {
+                           const std::function<void(const std::string&, ManifestFailure&&)>& on_failure,
+                           const std::function<void(const ManifestHead&)>& on_head) {
   // nlohmann's parser callback sees each record complete (object_end at depth 2) and discards it once
   // handed on, so the document held at the end is the head and two empty objects.
   std::string section, key;
+  // The head's first fields as they stream by (depthmask writes them before the records).
+  bool format_ok = false, head_sent = false;
+  ManifestHead early;
+  early.version = 0;
+  std::optional<std::string> early_settings;
   const Json::parser_callback_t cb = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::key && depth == 1) section = parsed.get<std::string>();
+    if (event == Json::parse_event_t::value && depth == 1) {
+      if (section == "format") format_ok = parsed.is_string() && parsed.get<std::string>() == "depthmask-manifest";
+      if (section == "version" && parsed.is_number_integer()) early.version = parsed.get<int>();
+      if (section == "settings" && parsed.is_string()) early_settings = parsed.get<std::string>();
+    }
+    if (event == Json::parse_event_t::key && depth == 1) {
+      section = parsed.get<std::string>();
+      if ((section == "frames" || section == "failures") && !head_sent && on_head && format_ok &&
+          (early.version == 1 || early.version == 2) && early_settings) {
+        head_sent = true;
+        early.settings = *early_settings;
+        on_head(early);
+      }
+    }
     if (event == Json::parse_event_t::key && depth == 2) key = parsed.get<std::string>();
     if (event != Json::parse_event_t::object_end || depth != 2) return true;
     if (section == "frames") {
@@ -408,7 +420,7 @@ std::string Manifest::to_json() const {
   for (const auto& [key, rec] : frames) lines.emplace(key, line_text(key, rec));
   for (const auto& [key, f] : failures) failure_lines.emplace(key, failure_line_text(key, f));
   std::string text;
-  join_manifest(text, head_text(head.settings, head.hist, head.shard), lines, failure_lines);
+  detail::join_manifest(text, head_text(head.settings, head.hist, head.shard), lines, failure_lines);
   return text;
 }
 
@@ -431,167 +443,6 @@ Manifest Manifest::read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   DM_EXPECT(in, InputError, "'" << path.string() << "' cannot be opened for reading");
   return collect_manifest(in, path.string());
-}
-
-ResumeLog::ResumeLog(const Config& c, const std::optional<Shard>& shard)
-    : c_(&c), path_(c.output.dir / manifest_name(shard)) {
-  head_info_.settings = settings_hash(c);
-  head_info_.hist = HistogramSpec::of(c);
-  head_info_.shard = shard;
-  if (c.run.force) detail::log().info("run.force: every frame is redone (the resume manifests are ignored)");
-}
-
-namespace {
-
-// The manifests in `dir` (list_manifests), `own` first if it is there. One that cannot be listed
-// is a warning: its frames are redone.
-std::vector<fs::path> manifests_in(const fs::path& dir, const fs::path& own) {
-  std::vector<fs::path> found;
-  try {
-    for (const ManifestFileName& m : list_manifests(dir)) found.push_back(m.path);
-  } catch (const InputError& e) {
-    detail::log().warn("cannot read the resume manifests: {}; every frame is redone", e.what());
-  }
-  std::stable_partition(found.begin(), found.end(), [&](const fs::path& p) { return p == own; });
-  return found;
-}
-
-}  // namespace
-
-std::vector<bool> ResumeLog::plan(const std::vector<FrameEntry>& frames) {
-  std::vector<bool> done(frames.size(), false);
-  std::map<std::string, size_t> position;  // manifest_key -> index in frames
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const std::string key = manifest_key(frames[i]);
-    fingerprints_[key] = inputs_fingerprint(frames[i]);
-    position.emplace(key, i);
-  }
-  lines_.clear();
-  failure_lines_.clear();
-  std::vector<uint8_t> buf;
-  size_t from_others = 0;
-  std::vector<std::string> used;  // the manifests that vouched for a frame
-  for (const fs::path& file : c_->run.force ? std::vector<fs::path>{} : manifests_in(c_->output.dir, path_)) {
-    const bool own = file == path_;
-    // This manifest's records of frames of this run, not yet found done, with this run's inputs: held
-    // until its head says whether its settings are this run's (the head is known at the end).
-    std::map<std::string, ManifestRecord> candidates;
-    std::map<std::string, ManifestFailure> failures;
-    ManifestHead head;
-    try {
-      std::ifstream in(file, std::ios::binary);
-      DM_EXPECT(in, InputError, "'" << file.string() << "' cannot be opened for reading");
-      head = read_manifest(
-          in, file.string(),
-          [&](const std::string& key, ManifestRecord&& r) {
-            const auto at = position.find(key);
-            if (at == position.end() || done[at->second] || r.inputs != fingerprints_[key]) return;
-            candidates.insert_or_assign(key, std::move(r));
-          },
-          [&](const std::string& key, ManifestFailure&& f) {
-            if (own && position.count(key)) failures.insert_or_assign(key, std::move(f));
-          });
-    } catch (const std::exception& e) {
-      detail::log().warn(
-          "ignoring the resume manifest: {}; the frames it records are redone unless another "
-          "manifest records them",
-          e.what());
-      continue;
-    }
-    if (head.settings != head_info_.settings) {
-      detail::log().info("the resume manifest '{}' was written with other settings: its frames are redone",
-                         file.string());
-      continue;
-    }
-    size_t found = 0;
-    for (auto& [key, rec] : candidates) {
-      const size_t i = position.at(key);
-      if (done[i]) continue;
-      bool holds = true;
-      for (const OutputFile& o : rec.files) holds = holds && check_output(c_->output.dir, o, true, buf).ok();
-      if (!holds) {
-        detail::log().debug("frame {}: its recorded outputs ({}) changed or are missing; redoing it", frames[i].id,
-                            file.filename().string());
-        continue;
-      }
-      // A version 1 record keeps its frame done, without stats (the report shows n/a for it). A record
-      // found in another run's manifest is copied into this run's: each manifest vouches for its share.
-      done[i] = true;
-      ++found;
-      lines_.emplace(key, Manifest::line_text(key, rec));
-    }
-    if (!own) from_others += found;
-    if (found > 0) used.push_back(file.filename().string());
-    // Not done: a failure recorded earlier stays until this run redoes the frame (it names no output).
-    for (auto& [key, f] : failures)
-      if (!done[position.at(key)]) failure_lines_.emplace(key, Manifest::failure_line_text(key, f));
-  }
-  if (!lines_.empty()) {
-    std::string names;
-    for (const std::string& n : used) names += (names.empty() ? "" : ", ") + n;
-    detail::log().info("resume: {} of {} frame(s) already done by an earlier run ({} in {}{}); --force redoes them",
-                       lines_.size(), frames.size(), names, c_->output.dir.string(),
-                       from_others ? ", " + std::to_string(from_others) + " recorded by another run's manifest" : "");
-  }
-  head_ = Manifest::head_text(head_info_.settings, head_info_.hist, head_info_.shard);
-  save();  // before any output is touched: this run's manifest on disk names only frames it skips
-  return done;
-}
-
-void ResumeLog::finished(const FrameEntry& f, std::vector<OutputFile> files, const std::optional<FrameStats>& stats) {
-  const std::string key = manifest_key(f);
-  const auto fp = fingerprints_.find(key);
-  lines_[key] = Manifest::line_text(
-      key,
-      ManifestRecord{f.id, fp != fingerprints_.end() ? fp->second : inputs_fingerprint(f), std::move(files), stats});
-  failure_lines_.erase(key);
-  dirty_ = true;
-  maybe_save();
-}
-
-void ResumeLog::failed(const FrameEntry& f, Failure failure, const std::string& message) {
-  const std::string key = manifest_key(f);
-  failure_lines_[key] = Manifest::failure_line_text(key, ManifestFailure{f.id, failure, message});
-  // A frame redone and failed has no outputs this run vouches for.
-  lines_.erase(key);
-  dirty_ = true;
-  maybe_save();
-}
-
-void ResumeLog::maybe_save() {
-  // At most about once a second: a frame finished but not yet recorded is only redone, identically.
-  if (std::chrono::steady_clock::now() - last_save_ >= save_interval_) {
-    try {
-      save();
-    } catch (const OutputError& e) {
-      // Disk full, folder gone or read-only: the frames' own outputs already failed or will fail and
-      // say so; the manifest on disk stays the last complete one (it is replaced atomically), and
-      // saving is tried again a second later and at the end, where a failure is the run's error.
-      if (!save_failing_)
-        detail::log().warn("the resume manifest could not be updated (tried again later): {}", e.what());
-      save_failing_ = true;
-      last_save_ = std::chrono::steady_clock::now();
-    }
-  }
-}
-
-void ResumeLog::flush() {
-  if (dirty_) save();
-}
-
-std::chrono::steady_clock::duration manifest_save_interval(std::chrono::steady_clock::duration last_save_took) {
-  return std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), 10 * last_save_took);
-}
-
-void ResumeLog::save() {
-  const auto t0 = std::chrono::steady_clock::now();
-  if (head_.empty()) head_ = Manifest::head_text(head_info_.settings, head_info_.hist, head_info_.shard);  // no plan()
-  join_manifest(text_, head_, lines_, failure_lines_);
-  write_file_atomic(path_, text_.data(), text_.size(), c_->output.fsync, shard_tag(head_info_.shard));
-  last_save_ = std::chrono::steady_clock::now();
-  save_interval_ = manifest_save_interval(last_save_ - t0);
-  dirty_ = false;
-  save_failing_ = false;
 }
 
 }  // namespace depthmask

@@ -6,8 +6,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -230,39 +228,6 @@ std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color) {
     }
   }
   return out;
-}
-
-std::string encode_sidecar(const SidecarInfo& s) {
-  using nlohmann::json;
-  json j;
-  j["id"] = s.id;
-  j["units"] = "metres";
-  j["depth_scale"] = s.depth_scale;
-  j["depth_input"] = s.depth_input_float ? "float32 metres" : "uint16 raw units (metres = raw * depth_scale)";
-  j["depth_range"] = {{"min", s.depth_min}, {"max", s.depth_max}};
-  if (std::isnan(s.invalid))
-    j["invalid_value"] = "nan";
-  else
-    j["invalid_value"] = static_cast<double>(s.invalid);
-  if (s.intrinsics) {
-    const Intrinsics& k = *s.intrinsics;
-    j["intrinsics"] = {{"fx", k.fx}, {"fy", k.fy}, {"cx", k.cx}, {"cy", k.cy}};
-    if (k.width > 0) j["intrinsics"]["width"] = k.width;
-    if (k.height > 0) j["intrinsics"]["height"] = k.height;
-  } else {
-    j["intrinsics"] = nullptr;
-  }
-  j["source"] = {{"depth", s.depth_file.string()}, {"mask", s.mask_file.string()}};
-  if (s.color_file.empty())
-    j["source"]["color"] = nullptr;
-  else
-    j["source"]["color"] = s.color_file.string();
-  j["backend"] = s.backend;
-  j["width"] = s.width;
-  j["height"] = s.height;
-  j["kept_pixels"] = s.kept_pixels;
-  j["outputs"] = s.outputs;
-  return j.dump(2) + "\n";
 }
 
 cv::Mat reason_colors(const cv::Mat& reason) {

@@ -1,6 +1,7 @@
-// The status of an output folder (status.h): every manifest read twice from one open file, record
-// by record (read_manifest): the first pass validates it, so a corrupt one counts for nothing rather
-// than for the records before its fault; the second counts its records into one small entry per frame.
+// The status of an output folder (status.h): every manifest read once, record by record, through
+// ManifestSet (its rule for settings, duplicates, done and failures); status's own step is to check
+// each record against the input's listing and the outputs on disk, and to count what it found per
+// manifest and per frame.
 
 #include "depthmask/status.h"
 
@@ -8,14 +9,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <system_error>
 #include <unordered_map>
+#include <utility>
 
 #include "depthmask/errors.h"
+#include "depthmask/manifest_set.h"
 
 namespace fs = std::filesystem;
 
@@ -23,23 +25,13 @@ namespace depthmask {
 
 namespace {
 
-// What is known of one frame key while the manifests are read.
+// What status knows of one frame key (ManifestSet's slot) beyond done and failed.
 struct FrameState {
-  int64_t listed = -1;  // index in the listing; -1: not listed (or no listing)
   uint64_t fingerprint = 0;
   bool fingerprint_known = false;
   bool recorded = false;        // a frame record of it counts (settings and listing aside)
-  bool done = false;            // a record of it holds
   bool other_settings = false;  // recorded by a manifest of other settings
-  int32_t failure = -1;         // index in failure records: the last one read
   int32_t problem = -1;         // index in problems: the first reason a record of it does not hold
-};
-
-struct FailureRecord {
-  const std::string* key;  // the map's
-  FrameState* state;
-  ManifestFailure failure;
-  size_t manifest;
 };
 
 // A fingerprint's 16 hex digits as a number; none for anything else (it then matches nothing).
@@ -59,135 +51,118 @@ std::optional<uint64_t> fingerprint_value(const std::string& hex) {
   return v;
 }
 
-}  // namespace
-
-DatasetStatus compute_status(const fs::path& dir, const StatusOptions& o) {
-  DatasetStatus s;
-  s.dir = dir;
-  s.settings = o.settings;
-  s.listed = o.frames != nullptr;
-  s.input = o.input;
-  std::error_code ec;
-  s.dir_exists = fs::exists(dir, ec);
-  const std::vector<ManifestFileName> files = list_manifests(dir);
-
-  // One entry per key: unordered_map nodes do not move, so pointers to them stay valid.
-  std::unordered_map<std::string, FrameState> frames;
-  if (o.frames) {
-    s.frames = o.frames->size();
-    frames.reserve(o.frames->size());
-    for (size_t i = 0; i < o.frames->size(); ++i) frames[manifest_key((*o.frames)[i])].listed = static_cast<int64_t>(i);
+// Status's step of the read: each record checked against the listing (inputs fingerprint) and the
+// outputs on disk, counted in its manifest's ManifestStatus. What a manifest changed is undone when it
+// turns out corrupt (on_error), so it counts for nothing.
+class StatusReader : public ManifestSetReader {
+ public:
+  // After the listing's keys were added (slot i: listed frame i).
+  StatusReader(ManifestSet& set, DatasetStatus& s, const StatusOptions& o) : set_(set), s_(s), o_(o) {
+    listed_ = o.frames ? set.slots() : 0;
   }
-  std::vector<std::string> problems;
-  std::vector<FailureRecord> failure_records;
-  std::set<std::string> settings_seen;
-  std::vector<uint8_t> buf;
-  auto note = [&](FrameState& st, std::string why) {
-    if (st.problem < 0) {
-      st.problem = static_cast<int32_t>(problems.size());
-      problems.push_back(std::move(why));
-    }
-  };
 
-  auto check_stop = [&] {
-    if (o.stop && o.stop->load(std::memory_order_relaxed)) throw InterruptedError("status: interrupted");
-  };
-  const auto stop_frame = [&](const std::string&, ManifestRecord&&) { check_stop(); };
-  const auto stop_failure = [&](const std::string&, ManifestFailure&&) { check_stop(); };
+  bool listed(size_t slot) const { return slot < listed_; }
+  FrameState& state(size_t slot) {
+    if (slot >= states_.size()) states_.resize(slot + 1);
+    return states_[slot];
+  }
+  const std::vector<FrameState>& states() const { return states_; }
+  std::string reason(size_t slot) const {
+    const FrameState st = slot < states_.size() ? states_[slot] : FrameState{};
+    if (st.problem >= 0) return problems_[static_cast<size_t>(st.problem)];
+    return st.other_settings ? "recorded only by manifests of other settings" : "not recorded";
+  }
 
-  for (size_t mi = 0; mi < files.size(); ++mi) {
-    const ManifestFileName& f = files[mi];
-    s.manifests.emplace_back();
-    ManifestStatus& ms = s.manifests.back();
-    ms.file = f.path.filename().string();
-    ms.shard = f.shard;
-    ms.recognised = f.recognised;
-    std::ifstream in(f.path, std::ios::binary);
-    if (!in) {
-      ms.error = "'" + f.path.string() + "' cannot be opened for reading";
-      continue;
+  bool on_record(size_t m, size_t slot, ManifestRecord&& rec) override {
+    ManifestStatus& ms = manifest(m);
+    ++ms.records;
+    FrameState& st = touch(slot);
+    st.recorded = true;
+    if (o_.frames && !listed(slot)) {
+      ++ms.not_listed;
+      return false;
     }
-    ManifestHead head;
-    try {
-      head = read_manifest(in, f.path.string(), stop_frame, stop_failure);
-    } catch (const InterruptedError&) {
-      throw;
-    } catch (const std::exception& e) {
-      ms.error = e.what();
-      continue;
+    if (o_.frames) {
+      if (!st.fingerprint_known) {
+        const FrameEntry& f = (*o_.frames)[slot];
+        st.fingerprint = fingerprint_value(inputs_fingerprint(f, o_.moved_to, o_.moved_from)).value_or(0);
+        st.fingerprint_known = true;
+      }
+      if (fingerprint_value(rec.inputs) != st.fingerprint) {
+        ++ms.stale;
+        note(st, "its inputs changed since " + ms.file + " recorded it");
+        return false;
+      }
     }
+    for (const OutputFile& file : rec.files) {
+      const OutputCheck c = check_output(set_.dir(), file, o_.verify, buf_);
+      if (!c.ok()) {
+        ++ms.invalid;
+        note(st, describe(c, file) + " (recorded in " + ms.file + ")");
+        return false;
+      }
+    }
+    ++ms.done;
+    return true;
+  }
+  void on_duplicate(size_t m, size_t slot) override {
+    ++manifest(m).records;
+    touch(slot).recorded = true;
+    ++manifest(m).duplicates;
+  }
+  void on_other_settings(size_t m, const std::string& key) override {
+    ++manifest(m).records;
+    if (const auto slot = set_.find(key)) touch(*slot).other_settings = true;
+  }
+  void on_failure_record(size_t m, bool) override { ++manifest(m).failure_records; }
+  void on_manifest(size_t m, const ManifestHead& head, bool counted) override {
+    ManifestStatus& ms = manifest(m);
     ms.version = head.version;
     ms.settings = head.settings;
+    ms.other_settings = !counted;
     settings_seen.insert(head.settings);
-    ms.other_settings = o.settings && *o.settings != head.settings;
-    in.clear();
-    in.seekg(0);
-
-    auto on_frame = [&](const std::string& key, ManifestRecord&& rec) {
-      check_stop();
-      ++ms.records;
-      if (ms.other_settings) {
-        const auto it = frames.find(key);
-        if (it != frames.end()) it->second.other_settings = true;
-        return;
-      }
-      const auto [it, inserted] = frames.try_emplace(key);
-      FrameState& st = it->second;
-      if (o.frames && st.listed < 0) {
-        ++ms.not_listed;
-        st.recorded = true;
-        return;
-      }
-      st.recorded = true;
-      if (st.done) {
-        ++ms.duplicates;
-        return;
-      }
-      if (o.frames) {
-        if (!st.fingerprint_known) {
-          st.fingerprint =
-              fingerprint_value(inputs_fingerprint((*o.frames)[static_cast<size_t>(st.listed)])).value_or(0);
-          st.fingerprint_known = true;
-        }
-        if (fingerprint_value(rec.inputs) != st.fingerprint) {
-          ++ms.stale;
-          note(st, "its inputs changed since " + ms.file + " recorded it");
-          return;
-        }
-      }
-      for (const OutputFile& file : rec.files) {
-        const OutputCheck c = check_output(dir, file, o.verify, buf);
-        if (!c.ok()) {
-          ++ms.invalid;
-          note(st, describe(c, file) + " (recorded in " + ms.file + ")");
-          return;
-        }
-      }
-      st.done = true;
-      ++ms.done;
-    };
-    auto on_failure = [&](const std::string& key, ManifestFailure&& failure) {
-      check_stop();
-      ++ms.failure_records;
-      if (ms.other_settings) return;
-      const auto [it, inserted] = frames.try_emplace(key);
-      if (o.frames && it->second.listed < 0) return;  // not the input's frame
-      it->second.failure = static_cast<int32_t>(failure_records.size());
-      failure_records.push_back({&it->first, &it->second, std::move(failure), mi});
-    };
-    try {
-      read_manifest(in, f.path.string(), on_frame, on_failure);
-    } catch (const InterruptedError&) {
-      throw;
-    } catch (const std::exception& e) {
-      // The first pass read the same open file whole: only a rewrite in place (which depthmask
-      // never does) gets here; what this pass counted stays counted.
-      ms.error = e.what();
-    }
+    undo_.clear();
   }
-  s.settings_seen.assign(settings_seen.begin(), settings_seen.end());
+  void on_error(size_t m, const std::string& message) override {
+    ManifestStatus& ms = manifest(m);
+    ManifestStatus fresh;
+    fresh.file = ms.file;
+    fresh.shard = ms.shard;
+    fresh.recognised = ms.recognised;
+    fresh.error = message;
+    ms = std::move(fresh);
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) states_[it->first] = it->second;
+    undo_.clear();
+  }
 
-  // Shards of N that have no manifest, where others of N have one.
+  std::set<std::string> settings_seen;
+
+ private:
+  ManifestStatus& manifest(size_t m) { return s_.manifests[m]; }
+  // The slot's state, its value before this manifest changed it kept for on_error.
+  FrameState& touch(size_t slot) {
+    FrameState& st = state(slot);
+    undo_.emplace_back(static_cast<uint32_t>(slot), st);
+    return st;
+  }
+  void note(FrameState& st, std::string why) {
+    if (st.problem >= 0) return;
+    st.problem = static_cast<int32_t>(problems_.size());
+    problems_.push_back(std::move(why));
+  }
+
+  ManifestSet& set_;
+  DatasetStatus& s_;
+  const StatusOptions& o_;
+  size_t listed_ = 0;
+  std::vector<FrameState> states_;
+  std::vector<std::string> problems_;
+  std::vector<std::pair<uint32_t, FrameState>> undo_;
+  std::vector<uint8_t> buf_;
+};
+
+// Shards of N that have no manifest, where others of N have one.
+void find_missing_shards(DatasetStatus& s) {
   std::map<size_t, std::set<size_t>> shards;
   for (const ManifestStatus& m : s.manifests)
     if (m.shard) shards[m.shard->count].insert(m.shard->index);
@@ -196,59 +171,107 @@ DatasetStatus compute_status(const fs::path& dir, const StatusOptions& o) {
     for (size_t k = 0; k < count && s.missing_shards.size() < 100; ++k)
       if (!present.count(k)) s.missing_shards.push_back({k, count});
   }
+}
 
-  // Failures: each record counts in its manifest; a frame's last one read is its failure.
-  std::vector<const FailureRecord*> standing;
-  for (size_t i = 0; i < failure_records.size(); ++i) {
-    const FailureRecord& r = failure_records[i];
-    ManifestStatus& ms = s.manifests[r.manifest];
-    if (r.state->done) {
+// The failure records: each counts in its manifest (still failed, or done since); a frame's standing
+// one is ManifestSet's. Returns the standing ones' indices in set.failures().
+std::vector<size_t> count_failures(const ManifestSet& set, const StatusReader& reader, const StatusOptions& o,
+                                   DatasetStatus& s) {
+  std::vector<size_t> standing;
+  for (size_t i = 0; i < set.failures().size(); ++i) {
+    const ManifestSet::Failure& f = set.failures()[i];
+    if (o.frames && !reader.listed(f.slot)) continue;  // not the input's frame
+    ManifestStatus& ms = s.manifests[f.manifest];
+    if (set.done(f.slot)) {
       ++ms.superseded;
       continue;
     }
     ++ms.failed;
-    if (r.state->failure == static_cast<int32_t>(i)) standing.push_back(&r);
+    if (set.standing(i)) standing.push_back(i);
   }
+  return standing;
+}
 
-  // Frame order: the listing's, else the keys' (byte order).
-  auto reason_of = [&](const FrameState& st) -> std::string {
-    if (st.problem >= 0) return problems[static_cast<size_t>(st.problem)];
-    return st.other_settings ? "recorded only by manifests of other settings" : "not recorded";
-  };
-  if (o.frames) {
-    for (size_t i = 0; i < o.frames->size(); ++i) {
-      const std::string key = manifest_key((*o.frames)[i]);
-      const FrameState& st = frames.at(key);
-      if (st.done)
-        ++s.done;
-      else if (st.failure < 0)
-        s.missing.push_back({key, reason_of(st), i});
-    }
-    for (const auto& [key, st] : frames) s.not_listed += st.listed < 0 && st.recorded ? 1 : 0;
-    for (const FailureRecord* r : standing) {
-      const ManifestFailure& f = r->failure;
-      s.failures.push_back(
-          {*r->key, f.id, f.failure, f.message, s.manifests[r->manifest].file, static_cast<size_t>(r->state->listed)});
-    }
-  } else {
-    std::vector<const std::pair<const std::string, FrameState>*> keyed;
-    keyed.reserve(frames.size());
-    for (const auto& kv : frames) {
-      if (kv.second.done) ++s.done;
-      if (!kv.second.done && (kv.second.failure >= 0 || kv.second.problem >= 0)) keyed.push_back(&kv);
-    }
-    std::sort(keyed.begin(), keyed.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
-    std::unordered_map<const FrameState*, size_t> rank;
-    for (size_t i = 0; i < keyed.size(); ++i) {
-      const auto& [key, st] = *keyed[i];
-      if (st.failure < 0) s.missing.push_back({key, reason_of(st), i});
-      rank[&st] = i;
-    }
-    for (const FailureRecord* r : standing) {
-      const ManifestFailure& f = r->failure;
-      s.failures.push_back({*r->key, f.id, f.failure, f.message, s.manifests[r->manifest].file, rank.at(r->state)});
-    }
+StatusFailure status_failure(const ManifestSet& set, const DatasetStatus& s, size_t i, size_t order) {
+  const ManifestSet::Failure& r = set.failures()[i];
+  const ManifestFailure& f = r.failure;
+  return {set.key(r.slot), f.id, f.failure, f.message, s.manifests[r.manifest].file, order};
+}
+
+// The totals in the listing's frame order.
+void totals_listed(const ManifestSet& set, const StatusReader& reader, const std::vector<size_t>& standing,
+                   const StatusOptions& o, DatasetStatus& s) {
+  std::vector<bool> failed(o.frames->size(), false);
+  for (const size_t i : standing) failed[set.failures()[i].slot] = true;
+  for (size_t i = 0; i < o.frames->size(); ++i) {
+    if (set.done(i))
+      ++s.done;
+    else if (!failed[i])
+      s.missing.push_back({set.key(i), reader.reason(i), i});
   }
+  for (size_t slot = o.frames->size(); slot < reader.states().size(); ++slot)
+    s.not_listed += reader.states()[slot].recorded ? 1 : 0;
+  for (const size_t i : standing) s.failures.push_back(status_failure(set, s, i, set.failures()[i].slot));
+}
+
+// The totals without a listing: the frames recorded, in their keys' byte order.
+void totals_keyed(const ManifestSet& set, const StatusReader& reader, const std::vector<size_t>& standing,
+                  DatasetStatus& s) {
+  std::vector<bool> failed(set.slots(), false);
+  for (const size_t i : standing) failed[set.failures()[i].slot] = true;
+  std::vector<size_t> keyed;
+  for (size_t slot = 0; slot < set.slots(); ++slot) {
+    if (set.done(slot)) ++s.done;
+    const bool problem = slot < reader.states().size() && reader.states()[slot].problem >= 0;
+    if (!set.done(slot) && (failed[slot] || problem)) keyed.push_back(slot);
+  }
+  std::sort(keyed.begin(), keyed.end(), [&](size_t a, size_t b) { return set.key(a) < set.key(b); });
+  std::unordered_map<size_t, size_t> rank;
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    if (!failed[keyed[i]]) s.missing.push_back({set.key(keyed[i]), reader.reason(keyed[i]), i});
+    rank[keyed[i]] = i;
+  }
+  for (const size_t i : standing) s.failures.push_back(status_failure(set, s, i, rank.at(set.failures()[i].slot)));
+}
+
+}  // namespace
+
+DatasetStatus compute_status(const fs::path& dir, const StatusOptions& o) {
+  DatasetStatus s;
+  s.dir = dir;
+  s.settings = o.settings;
+  s.listed = o.frames != nullptr;
+  s.input = o.input;
+  s.records = o.records;
+  std::error_code ec;
+  s.dir_exists = fs::exists(dir, ec);
+
+  ManifestSet set(dir, ManifestSetOptions{o.settings, {}, true, o.stop});
+  for (const ManifestFileName& f : set.files()) {
+    s.manifests.emplace_back();
+    s.manifests.back().file = f.path.filename().string();
+    s.manifests.back().shard = f.shard;
+    s.manifests.back().recognised = f.recognised;
+  }
+  if (o.frames) {
+    // Slot i is listed frame i.
+    s.frames = o.frames->size();
+    for (const FrameEntry& f : *o.frames) set.add_key(manifest_key(f));
+  }
+  StatusReader reader(set, s, o);
+  try {
+    set.read(reader);
+  } catch (const InterruptedError&) {
+    throw InterruptedError("status: interrupted");
+  }
+  s.settings_seen.assign(reader.settings_seen.begin(), reader.settings_seen.end());
+  s.counted_settings = set.settings();
+  find_missing_shards(s);
+  const std::vector<size_t> standing = count_failures(set, reader, o, s);
+  if (o.frames)
+    totals_listed(set, reader, standing, o, s);
+  else
+    totals_keyed(set, reader, standing, s);
   std::sort(s.failures.begin(), s.failures.end(),
             [](const StatusFailure& a, const StatusFailure& b) { return a.order < b.order; });
   return s;
@@ -302,6 +325,11 @@ std::string DatasetStatus::to_text(size_t limit) const {
     t << "  input: not listed (completeness against the input cannot be judged without --config or --input)";
   if (settings) t << "; counting records of settings " << *settings << " only";
   t << "\n";
+  if (!records.empty()) {
+    t << "  from the run records:";
+    for (const std::string& r : records) t << " " << r;
+    t << "\n";
+  }
   if (manifests.empty()) t << "  manifests: none (no depthmask-manifest*.json in the folder)\n";
   const bool mixed = settings_seen.size() > 1;
   for (const ManifestStatus& m : manifests) {
@@ -337,9 +365,9 @@ std::string DatasetStatus::to_text(size_t limit) const {
     t << "\n";
   }
   if (mixed && !settings)
-    t << "  the folder holds manifests of " << settings_seen.size()
-      << " different settings: all are counted, which cannot tell which outputs are current; give --config "
-         "(or --input) to count only the run's\n";
+    t << "  the folder holds manifests of " << settings_seen.size() << " different settings: only those of the first "
+      << "readable manifest (" << counted_settings.value_or("") << ") are counted, which cannot tell which outputs "
+      << "are current; give --config (or --input) to count only the run's\n";
 
   const size_t errors = static_cast<size_t>(
       std::count_if(manifests.begin(), manifests.end(), [](const ManifestStatus& m) { return !m.error.empty(); }));
@@ -396,6 +424,8 @@ std::string DatasetStatus::to_json(bool with_lists) const {
   j["input"] = listed ? Json(input) : Json(nullptr);
   j["settings"] = settings ? Json(*settings) : Json(nullptr);
   j["settings_seen"] = settings_seen;
+  j["run_records"] = records;
+  j["settings_counted"] = counted_settings ? Json(*counted_settings) : Json(nullptr);
   j["manifests"] = Json::array();
   for (const ManifestStatus& m : manifests) {
     Json e;

@@ -83,6 +83,10 @@ std::string settings_hash(const Config& c);
 // A fingerprint of frame f's inputs: its files' paths, sizes and modification times, and its own
 // intrinsics, depth scale and relative path. A re-captured depth or re-computed mask redoes the frame.
 std::string inputs_fingerprint(const FrameEntry& f);
+// The same of a dataset moved since: f's files lie under `now`; the paths hashed are theirs under
+// `then` (the root the run read them from), the sizes and times are the files' own.
+std::string inputs_fingerprint(const FrameEntry& f, const std::filesystem::path& now,
+                               const std::filesystem::path& then);
 
 // Which record is frame f's: the depth file's path relative to input.root (unique even where ids
 // repeat across folders, e.g. 7-Scenes sequences), or the id when that is not known.
@@ -146,10 +150,14 @@ struct Manifest {
 // Reads a manifest record by record, for readers of large manifests (a million frames): each record
 // is handed to `on_frame` / `on_failure` as soon as it is parsed and not kept, so memory holds what
 // the callbacks keep, never the whole document. Either callback may be empty. Returns the head.
-// Throws InputError naming `name` (the file) and what is wrong, as Manifest::parse.
+// Throws InputError naming `name` (the file) and what is wrong, as Manifest::parse. `on_head`, when
+// given, is called once before the first record with the head's format-checked version and settings
+// (not its depth_hist or shard) when those precede the records, as depthmask writes them; not at all
+// when they follow (a hand-made file): the returned head then is the first word on them.
 ManifestHead read_manifest(std::istream& in, const std::string& name,
                            const std::function<void(const std::string& key, ManifestRecord&&)>& on_frame,
-                           const std::function<void(const std::string& key, ManifestFailure&&)>& on_failure = {});
+                           const std::function<void(const std::string& key, ManifestFailure&&)>& on_failure = {},
+                           const std::function<void(const ManifestHead& early)>& on_head = {});
 
 // Whether a recorded output still holds. Ok: a regular file of the recorded size (and, when checked,
 // CRC-32); otherwise what differs.

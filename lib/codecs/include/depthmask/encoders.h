@@ -1,6 +1,6 @@
 /// \file
-/// Output files: float32 TIFF, NPY and EXR depth maps, 16-bit millimetre PNG, PLY point clouds, the
-/// JSON sidecar and the preview PNG, all written atomically; and where a frame's outputs go.
+/// Output files: float32 TIFF, NPY and EXR depth maps, 16-bit millimetre PNG, PLY point clouds and the
+/// preview PNG, all written atomically; and where a frame's outputs go. The JSON sidecar: sidecar.h.
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -56,29 +56,6 @@ size_t count_kept(const cv::Mat& f32, float invalid);
 /// is no point, as the backprojection writes it), in row-major pixel order: `element vertex N` with
 /// float x, y, z and, when `color_bgr` (CV_8UC3, same size) is given, uchar red, green, blue.
 std::vector<uint8_t> encode_ply(const cv::Mat& xyz, const cv::Mat& color_bgr = cv::Mat());
-
-/// The JSON sidecar of one frame (`{id}.json`): what the numbers in its outputs mean and where they
-/// came from. `invalid_value` is a number, or the string "nan" (JSON has no NaN); `intrinsics` is null
-/// when none were configured.
-struct SidecarInfo {
-  std::string id;                        ///< the frame's id
-  double depth_scale = 0;                ///< metres per raw unit of 16-bit input depth
-  bool depth_input_float = false;        ///< the input depth was float metres (scale unused)
-  double depth_min = 0;                  ///< depth.min, metres
-  double depth_max = 0;                  ///< depth.max, metres
-  float invalid = 0;                     ///< output.invalid: the value of dropped pixels
-  std::optional<Intrinsics> intrinsics;  ///< the frame's intrinsics; none: not configured
-  std::filesystem::path depth_file;      ///< the input depth file
-  std::filesystem::path mask_file;       ///< the input mask file
-  std::filesystem::path color_file;      ///< the input colour file; empty: none
-  std::string backend;                   ///< the backend that masked the frame
-  int width = 0;                         ///< the output's width in pixels
-  int height = 0;                        ///< the output's height in pixels
-  size_t kept_pixels = 0;                ///< pixels kept (count_kept)
-  std::vector<std::string> outputs;      ///< file names, siblings of the sidecar
-};
-/// The sidecar's JSON text.
-std::string encode_sidecar(const SidecarInfo& info);
 
 /// Color | mask | colorized masked depth, side by side (BGR, 8-bit). Missing color shows as grey.
 /// Depth colours span the valid output values; pixels equal to `invalid` (or NaN) are black.

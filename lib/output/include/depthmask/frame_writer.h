@@ -17,6 +17,7 @@
 #include "depthmask/frame_stats.h"
 #include "depthmask/kernels/backproject.h"
 #include "depthmask/layouts.h"  // frame_intrinsics
+#include "depthmask/sidecar.h"
 
 namespace depthmask {
 
