@@ -43,7 +43,7 @@ grep -F "(RUNPATH)" <<<"$dyn" | grep -qF '[$ORIGIN]' || fail "RUNPATH is not \$O
 grep -E "\((SONAME|RUNPATH)\)" <<<"$dyn" | sed 's/^ */consumer-check: /'
 
 # What is installed: public headers only, and nothing that points back into this tree.
-[ -f "$prefix/include/depthmask/version.h" ] && [ -f "$prefix/include/depthmask/kernels/mask_rule.h" ] || fail "headers missing under $prefix/include"
+[ -f "$prefix/include/depthmask/version.h" ] && [ -f "$prefix/include/depthmask/kernels/errors.h" ] || fail "headers missing under $prefix/include"
 [ ! -e "$prefix/include/depthmask/detail" ] || fail "detail/ headers were installed"
 if grep -rlF -e "$repo" -e "$build" "$libdir/cmake" "$pc"; then fail "the package files above name the build or source tree"; fi
 find "$prefix/include" -name '*.h' | sort | sed "s|^$prefix/include/\(.*\)|#include <\1>|" >"$work/all_headers.cpp"
