@@ -113,11 +113,11 @@ def source_of(volume):
 
 
 def exit_codes_in_code():
-    """app/commands.h's ExitCode enum: {value: name}."""
-    text = read("app", "commands.h")
-    body = re.search(r"enum ExitCode : int \{(.*?)\};", text, re.S)
-    assert body, "app/commands.h has no `enum ExitCode : int { ... };`"
-    return {int(v): k for k, v in re.findall(r"\b(k\w+)\s*=\s*(\d+)", body.group(1))}
+    """The exit codes, written once in lib/base/include/depthmask/errors.h (namespace exit_codes): {value: name}."""
+    text = read("lib", "base", "include", "depthmask", "errors.h")
+    body = re.search(r"namespace exit_codes \{(.*?)\}  // namespace exit_codes", text, re.S)
+    assert body, "errors.h has no `namespace exit_codes { ... }`"
+    return {int(v): k for k, v in re.findall(r"\b(k\w+)\s*=\s*(\d+);", body.group(1))}
 
 
 def documented_exit_codes():
@@ -267,14 +267,14 @@ class IndexedJobs(unittest.TestCase):
         self.assertEqual(c_j["volumeMounts"], c_x["volumeMounts"])
 
     def test_pod_failure_policy_follows_the_exit_codes(self):
-        # The CLI's codes: app/commands.h's, and 128 + SIGTERM (main() exits 128 + the signal that
+        # The CLI's codes: errors.h's exit_codes, and 128 + SIGTERM (main() exits 128 + the signal that
         # stopped a run: 130 for SIGINT is kInterrupted, 143 for SIGTERM).
         in_code = exit_codes_in_code()
         in_code.setdefault(143, "SIGTERM")
         documented = documented_exit_codes()
         # The table documents exactly the codes the CLI has.
         self.assertEqual(set(documented), set(in_code),
-                         "docs/SCALE.md's exit-code table and app/commands.h's ExitCode disagree")
+                         "docs/SCALE.md's exit-code table and errors.h's exit_codes disagree")
         never = {code for code, retry in documented.items() if retry == "no"}
         retry = {code for code, retry in documented.items() if retry == "yes"}
         self.assertTrue({1, 2, 5} <= never, documented)
