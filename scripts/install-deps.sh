@@ -31,7 +31,8 @@ set -euo pipefail
 # The tools of a build (host architecture, also in a cross build) and the libraries it links.
 tool_pkgs=(build-essential cmake ninja-build pkg-config git)
 lib_pkgs=(libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev libpng-dev libdeflate-dev
-          nlohmann-json3-dev libzmq3-dev cppzmq-dev libopenni2-dev)
+          nlohmann-json3-dev libzmq3-dev cppzmq-dev libopenni2-dev
+          libzstd-dev liblz4-dev libsqlite3-dev)  # the last three: ROS 2 bags (lib/ros, DEPTHMASK_WITH_ROSBAG)
 # The tests' libraries, and what the tests, the benchmarks and the GPU bundle run.
 test_lib_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev)
 test_pkgs=(python3 python3-numpy gstreamer1.0-plugins-base gstreamer1.0-tools valgrind xvfb patchelf)

@@ -1,0 +1,119 @@
+// MCAP (https://mcap.dev/spec), the container of ROS 2 bags since Iron (and of Foxglove): reading with
+// chunks uncompressed, zstd or lz4 (frame format), with a summary and index or none (then by scanning
+// the data section), CRCs checked where written (a CRC of 0 means "not computed": skipped); writing
+// the `ros2` profile with zstd chunks, message indexes, a summary (schemas, channels, statistics, chunk
+// indexes), summary offsets and CRCs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace depthmask::mcap {
+
+/// A Schema record.
+struct Schema {
+  uint16_t id = 0;
+  std::string name;      ///< "sensor_msgs/msg/Image"
+  std::string encoding;  ///< "ros2msg"
+  std::string data;      ///< the definition text
+};
+
+/// A Channel record.
+struct Channel {
+  uint16_t id = 0;
+  uint16_t schema_id = 0;
+  std::string topic;
+  std::string message_encoding;  ///< "cdr"
+  std::map<std::string, std::string> metadata;  ///< rosbag2: "offered_qos_profiles", "topic_type_hash"
+};
+
+/// Where a message's bytes are: in the chunk starting at `chunk_offset` (its record's first byte),
+/// at `offset` of the chunk's decompressed records; or, for a message outside chunks (chunk_offset
+/// == UINT64_MAX), at file offset `offset` (the Message record's first byte).
+struct MessageLocation {
+  uint64_t chunk_offset = UINT64_MAX;
+  uint64_t offset = 0;
+};
+
+/// A Message record's header, its location and (during scan) its payload.
+struct MessageInfo {
+  uint16_t channel_id = 0;
+  uint32_t sequence = 0;
+  uint64_t log_time = 0;
+  uint64_t publish_time = 0;
+  MessageLocation location;
+};
+
+/// Reads one MCAP file. Errors (InputError) name the file, the record and its byte offset, and the
+/// channel's topic where one is known: a bad magic, a truncated file, a record length past the end, a
+/// chunk that does not decompress or whose CRC differs, an unknown compression.
+class Reader {
+ public:
+  explicit Reader(const std::filesystem::path& file);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  const std::filesystem::path& file() const;
+  const std::string& profile() const;               ///< the Header's profile ("ros2")
+  const std::map<uint16_t, Schema>& schemas() const;   ///< every schema of the file
+  const std::map<uint16_t, Channel>& channels() const; ///< every channel of the file
+  bool has_summary() const;                          ///< a usable summary section was read
+
+  /// Every message in file order (for a bag written in time order, time order), with its payload (a
+  /// view valid during the call). `visit` returns false to stop. Messages of the data section read
+  /// before an error are delivered before it is thrown.
+  void scan(const std::function<bool(const MessageInfo&, const uint8_t* data, size_t size)>& visit);
+
+  /// One message's payload by its location (chunks decompressed on demand, the last few kept).
+  /// Safe to call from several threads.
+  std::vector<uint8_t> read(const MessageLocation& where);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Chunk compression of the writer.
+enum class Compression { None, Zstd, Lz4 };
+
+/// Writer options.
+struct WriterOptions {
+  std::string profile = "ros2";
+  std::string library = "depthmask";
+  Compression compression = Compression::Zstd;
+  uint64_t chunk_size = 4 * 1024 * 1024;  ///< a chunk is closed when its records reach this many bytes
+  bool index = true;                     ///< message indexes, chunk indexes, summary; false: no summary section
+};
+
+/// Writes one MCAP file (the path gets a `.part` name until close() renames it; finished chunks are
+/// on disk and readable by scanning the part before that).
+class Writer {
+ public:
+  Writer(const std::filesystem::path& file, WriterOptions options = {});
+  ~Writer();  ///< closes (writes summary and footer) if close() was not called; never throws
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  uint16_t add_schema(const std::string& name, const std::string& encoding, const std::string& data);
+  uint16_t add_channel(uint16_t schema_id, const std::string& topic, const std::string& message_encoding,
+                       const std::map<std::string, std::string>& metadata);
+  void write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time, const uint8_t* data, size_t size);
+  /// Closes the open chunk, writes it and syncs the file: every message written so far is on disk.
+  /// Returns the number of messages now on disk.
+  uint64_t flush();
+  /// Writes the last chunk, the summary and the footer, syncs and renames the file to its name.
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace depthmask::mcap
