@@ -23,6 +23,8 @@ namespace dm = depthmask;
 namespace fs = std::filesystem;
 using dmtest::message_of;
 
+#if DEPTHMASK_WITH_ROSBAG
+
 namespace {
 
 std::vector<uint8_t> payload_of(int i) {
@@ -87,8 +89,6 @@ void expect_in_time_order(dm::bag::Reader& r, int n) {
 }
 
 }  // namespace
-
-#if DEPTHMASK_WITH_ROSBAG
 
 TEST(BagReader, ASplitMcapBagIsReadInTheOrderOfItsMetadata) {
   dmtest::TempDir tmp;

@@ -18,6 +18,8 @@ namespace mc = depthmask::mcap;
 namespace fs = std::filesystem;
 using dmtest::message_of;
 
+#if DEPTHMASK_WITH_ROSBAG
+
 namespace {
 
 struct Sent {
@@ -299,3 +301,15 @@ TEST(McapReader, NotAnMcapFileIsNamed) {
   EXPECT_TRUE(dmtest::Contains(msg, "is not an MCAP file")) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, file.string())) << msg;
 }
+
+#else
+
+TEST(McapReader, ABuildWithoutBagSupportSaysSo) {
+  dmtest::TempDir tmp;
+  const fs::path file = tmp.path() / "rec.mcap";
+  const std::string msg = message_of<dm::InputError>([&] { mc::Reader r(file); });
+  EXPECT_TRUE(dmtest::Contains(msg, "built without ROS 2 bag support (DEPTHMASK_WITH_ROSBAG=OFF)")) << msg;
+  EXPECT_TRUE(dmtest::Contains(message_of<dm::ConfigError>([&] { mc::Writer w(file); }), "DEPTHMASK_WITH_ROSBAG=OFF"));
+}
+
+#endif
