@@ -35,7 +35,8 @@ std::vector<Sent> write_sample(const fs::path& file, const mc::WriterOptions& op
   const uint16_t info = w.add_schema("sensor_msgs/msg/CameraInfo", "ros2msg", "float64[9] k\n");
   const std::map<std::string, std::string> qos{{"offered_qos_profiles", "- history: 3\n"}};
   const uint16_t ch[3] = {w.add_channel(image, "/camera/depth", "cdr", qos),
-                          w.add_channel(image, "/camera/color", "cdr", qos), w.add_channel(info, "/camera/info", "cdr", {})};
+                          w.add_channel(image, "/camera/color", "cdr", qos),
+                          w.add_channel(info, "/camera/info", "cdr", {})};
   std::vector<Sent> sent;
   for (int i = 0; i < n; ++i) {
     Sent s{ch[i % 3], 1000000000ull + 33000000ull * static_cast<uint64_t>(i), {}};
@@ -116,7 +117,8 @@ TEST_P(McapRoundTrip, EveryMessageComesBackInOrderByScanAndByLocation) {
     EXPECT_EQ(got[i].data, sent[i].data) << i;
     EXPECT_EQ(got[i].info.location.chunk_offset == UINT64_MAX, !chunked) << i;
   }
-  for (size_t i = got.size(); i-- > 0;) EXPECT_EQ(r.read(got[i].info.location), sent[i].data) << i;  // backwards: cache misses
+  for (size_t i = got.size(); i-- > 0;)
+    EXPECT_EQ(r.read(got[i].info.location), sent[i].data) << i;  // backwards: cache misses
 }
 
 INSTANTIATE_TEST_SUITE_P(Mcap, McapRoundTrip,
@@ -140,9 +142,8 @@ TEST(McapWriter, FlushPutsTheOpenChunkOnDiskAndThePartIsReadableUpToIt) {
   EXPECT_EQ(w.flush(), 2u);
   mc::Reader part(file.string() + ".part");
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    part.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = message_of<dm::InputError>(
+      [&] { part.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; }); });
   EXPECT_EQ(seen, 2u);
   EXPECT_TRUE(dmtest::Contains(msg, "without its Data End record and footer")) << msg;
   w.close();
@@ -164,9 +165,8 @@ TEST(McapReader, AChunkWhoseBytesChangedIsNamedWithItsOffset) {
   patch(file, chunk + kChunkRecordsNone + 40, &x, 1);
   mc::Reader r(file);
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = message_of<dm::InputError>(
+      [&] { r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; }); });
   EXPECT_TRUE(dmtest::Contains(msg, "Chunk record at byte " + std::to_string(chunk))) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, "CRC")) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, file.string())) << msg;
@@ -205,9 +205,8 @@ TEST(McapReader, AChangedMessageOutsideChunksFailsTheDataSectionCrcAfterEveryMes
   patch(file, at + 9 + 22 + 3, &x, 1);
   mc::Reader r(file);
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = message_of<dm::InputError>(
+      [&] { r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; }); });
   EXPECT_EQ(seen, 60u);
   EXPECT_TRUE(dmtest::Contains(msg, "Data End record")) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, "data section's CRC")) << msg;
@@ -252,9 +251,8 @@ TEST(McapReader, ALengthPastTheEndIsAnErrorNotAnAllocation) {
   patch(file, at + 1, &huge, 8);
   mc::Reader r(file);
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = message_of<dm::InputError>(
+      [&] { r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; }); });
   EXPECT_EQ(seen, 7u);
   EXPECT_TRUE(dmtest::Contains(msg, "Message record at byte " + std::to_string(at))) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, "runs past the end")) << msg;

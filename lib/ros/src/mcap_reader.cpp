@@ -24,9 +24,9 @@ namespace {
 
 namespace f = detail::mcap_format;
 
-constexpr uint64_t kMaxChunkBytes = uint64_t{2} << 30;      // a decompressed chunk's bound: 2 GiB
-constexpr uint64_t kMaxRatio = 1000;                         // and 1000x its compressed size ...
-constexpr uint64_t kRatioFloor = uint64_t{64} << 20;         // ... once over 64 MiB (zeros compress far)
+constexpr uint64_t kMaxChunkBytes = uint64_t{2} << 30;  // a decompressed chunk's bound: 2 GiB
+constexpr uint64_t kMaxRatio = 1000;                    // and 1000x its compressed size ...
+constexpr uint64_t kRatioFloor = uint64_t{64} << 20;    // ... once over 64 MiB (zeros compress far)
 constexpr size_t kCachedChunks = 4;
 constexpr size_t kMessageHead = 2 + 4 + 8 + 8;  // channel_id, sequence, log_time, publish_time
 
@@ -310,7 +310,8 @@ bool Reader::Impl::chunk_records(uint64_t at, const Bytes& records, bool message
     uint64_t len = 0;
     std::memcpy(&len, records.data() + pos + 1, 8);
     if (len > n - pos - f::kRecordHead) {
-      fail(f::kChunk, at, where + "a " + f::op_name(op) + " record's length " + std::to_string(len) + " runs past them");
+      fail(f::kChunk, at,
+           where + "a " + f::op_name(op) + " record's length " + std::to_string(len) + " runs past them");
     }
     const uint8_t* p = records.data() + pos + f::kRecordHead;
     if (op == f::kSchema || op == f::kChannel) {
