@@ -393,14 +393,16 @@ void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* da
   impl_->walk(true, visit);
 }
 
+// Touches only the file, its size and the chunk cache (under its lock), never the channel maps that a
+// scan of a file without a summary may be adding to: safe from several threads.
 std::vector<uint8_t> Reader::read(const MessageLocation& where) {
   Impl& m = *impl_;
   if (where.chunk_offset == UINT64_MAX) {
     const auto [op, len] = m.head(where.offset, m.size);
     if (op != f::kMessage) m.fail(op, where.offset, "a Message was expected there");
     Bytes buf;
+    if (len < kMessageHead) m.fail(op, where.offset, "it is shorter than a Message's 22-byte head");
     m.read_content(op, where.offset, len, buf);
-    (void)m.message(op, where.offset, buf.data(), len, "");
     return Bytes(buf.begin() + kMessageHead, buf.end());
   }
   const ChunkPtr c = m.chunk(where.chunk_offset);
@@ -412,8 +414,8 @@ std::vector<uint8_t> Reader::read(const MessageLocation& where) {
   uint64_t len = 0;
   std::memcpy(&len, c->data() + pos + 1, 8);
   if (len > c->size() - pos - f::kRecordHead) m.fail(f::kChunk, where.chunk_offset, at + "the Message runs past them");
+  if (len < kMessageHead) m.fail(f::kChunk, where.chunk_offset, at + "the Message is shorter than its 22-byte head");
   const uint8_t* p = c->data() + pos + f::kRecordHead;
-  (void)m.message(f::kChunk, where.chunk_offset, p, len, at);
   return Bytes(p + kMessageHead, p + len);
 }
 
