@@ -3,6 +3,7 @@
 // int32 format and float depthQuantA, depthQuantB, little-endian, then a 16-bit PNG or RVL image;
 // 32FC1 is stored as quantised inverse depth q = A / depth + B, 0 meaning no depth). Image sizes are
 // read from the PNG or JPEG header (or RVL's size words) and checked before a decoder allocates.
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
