@@ -75,7 +75,8 @@ std::vector<uint8_t> png_of(const cv::Mat& m) {
 TEST(RosImage, StepPaddingIsDropped) {
   // 3x2 16UC1 with rows of 8 bytes: 6 of pixels, 2 of padding (0xEE)
   const std::vector<uint8_t> data = {1, 0, 2, 0, 3, 0, 0xEE, 0xEE, 4, 0, 5, 0, 0x06, 0x01, 0xEE, 0xEE};
-  const ros::DecodedImage d = ros::image_to_pixels(image_of(3, 2, "16UC1", 8, data), ros::PixelRole::Depth, kMaxPixels, "t");
+  const ros::DecodedImage d =
+      ros::image_to_pixels(image_of(3, 2, "16UC1", 8, data), ros::PixelRole::Depth, kMaxPixels, "t");
   ASSERT_EQ(d.pixels.type(), CV_16UC1);
   const cv::Mat want = (cv::Mat_<uint16_t>(2, 3) << 1, 2, 3, 4, 5, 0x0106);
   EXPECT_TRUE(SameBits(d.pixels, want));
@@ -105,8 +106,8 @@ TEST(RosImage, ColourBecomesBgr) {
     const uint32_t n = static_cast<uint32_t>(px.size());
     return ros::image_to_pixels(image_of(1, 1, enc, n, px), ros::PixelRole::Color, kMaxPixels, "t").pixels;
   };
-  for (const cv::Mat& m : {colour("rgb8", {10, 20, 30}), colour("bgr8", {30, 20, 10}), colour("rgba8", {10, 20, 30, 255}),
-                           colour("bgra8", {30, 20, 10, 255})}) {
+  for (const cv::Mat& m : {colour("rgb8", {10, 20, 30}), colour("bgr8", {30, 20, 10}),
+                           colour("rgba8", {10, 20, 30, 255}), colour("bgra8", {30, 20, 10, 255})}) {
     ASSERT_EQ(m.type(), CV_8UC3);
     EXPECT_EQ(m.at<cv::Vec3b>(0, 0), want);
   }
@@ -114,11 +115,13 @@ TEST(RosImage, ColourBecomesBgr) {
 }
 
 TEST(RosImage, MasksKeepTheirValues) {
-  const ros::DecodedImage a = ros::image_to_pixels(image_of(2, 1, "mono8", 2, {0, 255}), ros::PixelRole::Mask, kMaxPixels, "t");
+  const ros::DecodedImage a =
+      ros::image_to_pixels(image_of(2, 1, "mono8", 2, {0, 255}), ros::PixelRole::Mask, kMaxPixels, "t");
   EXPECT_EQ(a.pixels.type(), CV_8UC1);
   EXPECT_EQ(a.pixels.at<uint8_t>(0, 1), 255);
   EXPECT_EQ(a.metres_per_unit, 0);
-  const ros::DecodedImage b = ros::image_to_pixels(image_of(1, 1, "16UC1", 2, {0x34, 0x12}), ros::PixelRole::Mask, kMaxPixels, "t");
+  const ros::DecodedImage b =
+      ros::image_to_pixels(image_of(1, 1, "16UC1", 2, {0x34, 0x12}), ros::PixelRole::Mask, kMaxPixels, "t");
   EXPECT_EQ(b.pixels.at<uint16_t>(0, 0), 0x1234);
   EXPECT_EQ(b.metres_per_unit, 0);
 }
@@ -127,28 +130,36 @@ TEST(RosImage, ARoleRefusesAnEncodingItDoesNotTake) {
   const std::string depth = message_of<dm::InputError>([] {
     (void)ros::image_to_pixels(image_of(1, 1, "rgb8", 3, {1, 2, 3}), ros::PixelRole::Depth, kMaxPixels, "msg 4 of /d");
   });
-  EXPECT_EQ(depth, "msg 4 of /d: an Image of encoding 'rgb8' cannot be a depth image: a depth image is 16UC1, mono16, 32FC1");
-  const std::string mask = message_of<dm::InputError>(
-      [] { (void)ros::image_to_pixels(image_of(1, 1, "32FC1", 4, {0, 0, 0, 0}), ros::PixelRole::Mask, kMaxPixels, "m"); });
+  EXPECT_EQ(depth,
+            "msg 4 of /d: an Image of encoding 'rgb8' cannot be a depth image: a depth image is 16UC1, mono16, 32FC1");
+  const std::string mask = message_of<dm::InputError>([] {
+    (void)ros::image_to_pixels(image_of(1, 1, "32FC1", 4, {0, 0, 0, 0}), ros::PixelRole::Mask, kMaxPixels, "m");
+  });
   EXPECT_TRUE(Contains(mask, "a mask is 16UC1, mono16, mono8, 8UC1")) << mask;
-  const std::string colour = message_of<dm::InputError>(
-      [] { (void)ros::image_to_pixels(image_of(1, 1, "16UC1", 2, {0, 0}), ros::PixelRole::Color, kMaxPixels, "m"); });
+  const std::string colour = message_of<dm::InputError>([] {
+    (void)ros::image_to_pixels(image_of(1, 1, "16UC1", 2, {0, 0}), ros::PixelRole::Color, kMaxPixels, "m");
+  });
   EXPECT_TRUE(Contains(colour, "a colour image is mono8, rgb8, bgr8, rgba8, bgra8")) << colour;
-  EXPECT_THROW((void)ros::image_to_pixels(image_of(1, 1, "bayer_rggb8", 1, {0}), ros::PixelRole::Color, kMaxPixels, "m"),
-               dm::InputError);
+  EXPECT_THROW(
+      (void)ros::image_to_pixels(image_of(1, 1, "bayer_rggb8", 1, {0}), ros::PixelRole::Color, kMaxPixels, "m"),
+      dm::InputError);
 }
 
 TEST(RosImage, SizesAreCheckedBeforeCopying) {
-  const std::string big = message_of<dm::InputError>(
-      [] { (void)ros::image_to_pixels(image_of(4, 4, "mono8", 4, std::vector<uint8_t>(16)), ros::PixelRole::Mask, 15, "m"); });
+  const std::string big = message_of<dm::InputError>([] {
+    (void)ros::image_to_pixels(image_of(4, 4, "mono8", 4, std::vector<uint8_t>(16)), ros::PixelRole::Mask, 15, "m");
+  });
   EXPECT_TRUE(Contains(big, "4x4 pixels; expected 1 to 15 pixels")) << big;
-  const std::string step = message_of<dm::InputError>(
-      [] { (void)ros::image_to_pixels(image_of(4, 1, "16UC1", 6, std::vector<uint8_t>(6)), ros::PixelRole::Depth, 100, "m"); });
+  const std::string step = message_of<dm::InputError>([] {
+    (void)ros::image_to_pixels(image_of(4, 1, "16UC1", 6, std::vector<uint8_t>(6)), ros::PixelRole::Depth, 100, "m");
+  });
   EXPECT_TRUE(Contains(step, "a step of 6 bytes, less than the row's 8")) << step;
-  const std::string data = message_of<dm::InputError>(
-      [] { (void)ros::image_to_pixels(image_of(2, 2, "mono8", 2, std::vector<uint8_t>(3)), ros::PixelRole::Mask, 100, "m"); });
+  const std::string data = message_of<dm::InputError>([] {
+    (void)ros::image_to_pixels(image_of(2, 2, "mono8", 2, std::vector<uint8_t>(3)), ros::PixelRole::Mask, 100, "m");
+  });
   EXPECT_TRUE(Contains(data, "2 rows of 2 bytes holds only 3 bytes")) << data;
-  EXPECT_THROW((void)ros::image_to_pixels(image_of(0, 0, "mono8", 0, {}), ros::PixelRole::Mask, 100, "m"), dm::InputError);
+  EXPECT_THROW((void)ros::image_to_pixels(image_of(0, 0, "mono8", 0, {}), ros::PixelRole::Mask, 100, "m"),
+               dm::InputError);
 }
 
 TEST(RosImage, PixelsToImageAndBack) {
@@ -236,7 +247,8 @@ TEST(RosImageCompressed, CompressedDepthRvl) {
   // rvl's own size words are checked against the limit before decoding
   m.data = compressed_depth(0, 0, rvl_body(cv::Mat(100, 100, CV_16UC1, cv::Scalar(5))));
   m.format = "16UC1; compressedDepth rvl";
-  const std::string msg = message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, 9999, "t"); });
+  const std::string msg =
+      message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, 9999, "t"); });
   EXPECT_TRUE(Contains(msg, "rvl image of 100x100 pixels; expected 1 to 9999")) << msg;
 }
 
@@ -260,7 +272,8 @@ TEST(RosImageCompressed, PngAndJpegDecodeForTheirRoles) {
   const ros::DecodedImage d = ros::compressed_to_pixels(m, ros::PixelRole::Mask, kMaxPixels, "t");
   EXPECT_TRUE(SameBits(d.pixels, mask));
   EXPECT_EQ(d.encoding, "mono8");
-  const std::string depth = message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, kMaxPixels, "t"); });
+  const std::string depth =
+      message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, kMaxPixels, "t"); });
   EXPECT_TRUE(Contains(depth, "encoding 'mono8' cannot be a depth image")) << depth;
 }
 
@@ -268,8 +281,9 @@ TEST(RosImageCompressed, BadPayloadsAreInputErrors) {
   ros::CompressedImage m;
   m.format = "tiff";
   m.data = {1, 2, 3};
-  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Mask, 99, "t"); }),
-                       "format 'tiff' is not png, jpeg or compressedDepth"));
+  EXPECT_TRUE(
+      Contains(message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Mask, 99, "t"); }),
+               "format 'tiff' is not png, jpeg or compressedDepth"));
   // a PNG header claiming 100000 x 100000 pixels is refused before a decoder sees it
   std::vector<uint8_t> png = png_of(cv::Mat(1, 1, CV_8UC1, cv::Scalar(0)));
   const uint8_t side[4] = {0, 1, 0x86, 0xA0};
@@ -277,15 +291,17 @@ TEST(RosImageCompressed, BadPayloadsAreInputErrors) {
   std::memcpy(png.data() + 20, side, 4);
   m.format = "png";
   m.data = png;
-  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Mask, kMaxPixels, "t"); }),
-                       "100000x100000 pixels"));
+  EXPECT_TRUE(Contains(
+      message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Mask, kMaxPixels, "t"); }),
+      "100000x100000 pixels"));
   m.data = png_of(cv::Mat(4, 4, CV_8UC1, cv::Scalar(1)));
   m.data.resize(m.data.size() / 2);
   EXPECT_THROW((void)ros::compressed_to_pixels(m, ros::PixelRole::Mask, kMaxPixels, "t"), dm::InputError);
   m.format = "16UC1; compressedDepth png";
   m.data = {0, 0, 0, 0, 0, 0};
-  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, 99, "t"); }),
-                       "ends inside its 12-byte header"));
+  EXPECT_TRUE(
+      Contains(message_of<dm::InputError>([&] { (void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, 99, "t"); }),
+               "ends inside its 12-byte header"));
   m.format = "16UC1; compressedDepth zstd";
   EXPECT_THROW((void)ros::compressed_to_pixels(m, ros::PixelRole::Depth, 99, "t"), dm::InputError);
 }
@@ -325,6 +341,7 @@ TEST(Rvl, ATruncatedOrCorruptStreamIsAnInputError) {
   EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { (void)ros::rvl_decode(run.data(), run.size(), 2, 2, "t"); }),
                        "a run of 9 zeros runs past the image's end"));
   const std::vector<uint8_t> endless(64, 0xFF);  // continuation nibbles only
-  EXPECT_TRUE(Contains(message_of<dm::InputError>([&] { (void)ros::rvl_decode(endless.data(), endless.size(), 2, 2, "t"); }),
-                       "longer than 11 nibbles"));
+  EXPECT_TRUE(
+      Contains(message_of<dm::InputError>([&] { (void)ros::rvl_decode(endless.data(), endless.size(), 2, 2, "t"); }),
+               "longer than 11 nibbles"));
 }

@@ -82,10 +82,10 @@ std::vector<uint8_t> hand_built_image(bool big) {
 TEST(RosMsgLayout, AnImageIsLaidOutAsCdrSays) {
   const std::vector<uint8_t> le = hand_built_image(false);
   ASSERT_EQ(le.size(), 50u);
-  EXPECT_EQ(le[12], 4);   // "cam" and its NUL
-  EXPECT_EQ(le[38], 0);   // is_bigendian
-  EXPECT_EQ(le[40], 2);   // step, aligned to 4
-  EXPECT_EQ(le[48], 7);   // data
+  EXPECT_EQ(le[12], 4);  // "cam" and its NUL
+  EXPECT_EQ(le[38], 0);  // is_bigendian
+  EXPECT_EQ(le[40], 2);  // step, aligned to 4
+  EXPECT_EQ(le[48], 7);  // data
   ros::Image m;
   m.header.stamp = {0x01020304, 0x0A0B0C0D};
   m.header.frame_id = "cam";
@@ -227,7 +227,8 @@ TEST(RosMsgTime, FromNanosecondsKeepsNanosecInRange) {
 TEST(CdrErrors, AStringWithoutItsNulIsRefusedAtItsByte) {
   std::vector<uint8_t> bytes = hand_built_image(false);
   bytes[19] = 'x';  // the NUL of "cam"
-  const std::string msg = message_of<dm::InputError>([&] { (void)ros::decode_image(bytes.data(), bytes.size(), "msg 3"); });
+  const std::string msg =
+      message_of<dm::InputError>([&] { (void)ros::decode_image(bytes.data(), bytes.size(), "msg 3"); });
   EXPECT_TRUE(Contains(msg, "msg 3: a string does not end with its NUL (at byte 19 of 50)")) << msg;
 }
 
@@ -253,11 +254,14 @@ TEST(CdrErrors, EveryTruncationIsAnInputErrorWithItsOffset) {
 
 TEST(CdrErrors, UpToThreeBytesOfPaddingPassButMoreIsNotTheMessage) {
   std::vector<uint8_t> bytes = hand_built_image(false);  // 50 bytes
-  bytes.resize(52, 0);                                  // padded to 4
+  bytes.resize(52, 0);                                   // padded to 4
   EXPECT_NO_THROW((void)ros::decode_image(bytes.data(), bytes.size(), "m"));
   bytes.resize(58, 0);
   const std::string msg = message_of<dm::InputError>([&] { (void)ros::decode_image(bytes.data(), bytes.size(), "m"); });
-  EXPECT_TRUE(Contains(msg, "8 bytes follow the end of the Image message (a payload of another type, or a corrupt one) (at byte 50 of 58)")) << msg;
+  EXPECT_TRUE(Contains(
+      msg,
+      "8 bytes follow the end of the Image message (a payload of another type, or a corrupt one) (at byte 50 of 58)"))
+      << msg;
 }
 
 TEST(CdrErrors, AHugeImageIsRefusedBeforeAnyAllocation) {
@@ -279,7 +283,8 @@ TEST(CdrErrors, DataShorterThanItsRowsIsRefused) {
 TEST(CdrErrors, AnUnknownEncapsulationIsRefused) {
   std::vector<uint8_t> bytes = hand_built_image(false);
   bytes[1] = 0x07;  // XCDR2 delimited: not what ROS 2 messages use
-  const std::string msg = message_of<dm::InputError>([&] { (void)ros::decode_header(bytes.data(), bytes.size(), "m"); });
+  const std::string msg =
+      message_of<dm::InputError>([&] { (void)ros::decode_header(bytes.data(), bytes.size(), "m"); });
   EXPECT_TRUE(Contains(msg, "not plain CDR")) << msg;
 }
 
@@ -323,7 +328,8 @@ TEST(RosMsgDefinition, EveryFieldTypeResolvesToASection) {
     for (const std::string& u : used) {
       const std::string end = u.find('/') == std::string::npos ? "/" + u : u;
       bool found = false;
-      for (const std::string& s : sections) found = found || (s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0);
+      for (const std::string& s : sections)
+        found = found || (s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0);
       EXPECT_TRUE(found) << type << ": " << u;
     }
   }
@@ -413,7 +419,8 @@ TEST(RosMsgSeeds, TheCommittedSeedsAreThisEncodersAndDecode) {
         EXPECT_NO_THROW((void)ros::image_to_pixels(ros::decode_image(p, n, name), role, 64, name)) << name;
         break;
       case 1:
-        EXPECT_NO_THROW((void)ros::compressed_to_pixels(ros::decode_compressed_image(p, n, name), role, 64, name)) << name;
+        EXPECT_NO_THROW((void)ros::compressed_to_pixels(ros::decode_compressed_image(p, n, name), role, 64, name))
+            << name;
         break;
       case 2:
         EXPECT_NO_THROW((void)ros::decode_camera_info(p, n, name)) << name;

@@ -79,8 +79,7 @@ const RosEncoding& expect_ros_encoding(const std::string& name, ros::PixelRole r
   return *e;
 }
 
-void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what,
-                      const char* source) {
+void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what, const char* source) {
   // Each side is at most 2^32: the product cannot overflow.
   DM_EXPECT(width > 0 && height > 0 && width * height <= max_pixels, InputError,
             what << ": " << source << " of " << width << "x" << height << " pixels; expected 1 to " << max_pixels
