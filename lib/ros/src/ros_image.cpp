@@ -80,8 +80,10 @@ const RosEncoding& expect_ros_encoding(const std::string& name, ros::PixelRole r
 }
 
 void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what, const char* source) {
-  // Each side is at most 2^32: the product cannot overflow.
-  DM_EXPECT(width > 0 && height > 0 && width * height <= max_pixels, InputError,
+  // Each side is at most 2^32: the product cannot overflow. A side must fit cv::Mat's int.
+  constexpr uint64_t kMaxSide = uint64_t{1} << 30;
+  DM_EXPECT(width > 0 && height > 0 && width <= kMaxSide && height <= kMaxSide && width * height <= max_pixels,
+            InputError,
             what << ": " << source << " of " << width << "x" << height << " pixels; expected 1 to " << max_pixels
                  << " pixels (input.max_image_pixels), so it is not decoded");
 }
