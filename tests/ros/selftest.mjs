@@ -300,7 +300,7 @@ function apc() {
     const [v7, k7] = counts(r, 7);
     ok(v0 === 81376 && k0 === 26485 && v7 === 89463 && k7 === 23952, `APC ${r.manifest.options.depth}: valid/kept ${v0}/${k0}, ${v7}/${k7} (README: 81376/26485, 89463/23952)`);
   }
-  console.log(`selftest: APC bags in ${u16.out} and ${f32.out}`);
+  console.log(`selftest: APC captures bagged (8 frames, 16UC1 and 32FC1)${keep ? `: ${u16.out}, ${f32.out}` : ""}`);
 }
 
 try {
