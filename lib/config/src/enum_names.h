@@ -23,7 +23,7 @@ inline constexpr EnumName<OutputFormat> kOutputFormats[] = {
 inline constexpr EnumName<InputLayout> kInputLayouts[] = {
     {InputLayout::Auto, "auto"},           {InputLayout::Pattern, "pattern"}, {InputLayout::Apc, "apc"},
     {InputLayout::SevenScenes, "7scenes"}, {InputLayout::Bop, "bop"},         {InputLayout::Tum, "tum"},
-    {InputLayout::YcbInEOAT, "ycbineoat"}};
+    {InputLayout::YcbInEOAT, "ycbineoat"}, {InputLayout::Rosbag2, "rosbag2"}};
 inline constexpr EnumName<DepthEncoding> kDepthEncodings[] = {{DepthEncoding::Plain, "plain"},
                                                               {DepthEncoding::Apc, "apc"}};
 inline constexpr EnumName<RegistrationMode> kRegistrationModes[] = {{RegistrationMode::Auto, "auto"},

@@ -37,8 +37,23 @@ std::vector<Key> input_keys() {
       key("color", &S::color, Pattern{true}, "the color files (optional: frames without one get none); ~ for none"),
       intrinsics_key("{fx, fy, cx, cy[, width, height]}, a YAML file of those, or a 3x3 K text file; ~ for none"),
       key("max_time_diff", &S::max_time_diff, Number{above(0), "must be > 0 seconds"},
-          "tum: seconds between associated depth and rgb/mask timestamps")
-          .only({InputLayout::Tum}),
+          "tum, rosbag2: seconds between associated depth and rgb/mask timestamps")
+          .only({InputLayout::Tum, InputLayout::Rosbag2}),
+      map_key("topics",
+              {key("depth", &S::Topics::depth, Text{true}, "the depth topic; \"\" = detected")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text(),
+               key("color", &S::Topics::color, Text{true}, "the colour topic; \"\" = detected, none = no colour")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text(),
+               key("mask", &S::Topics::mask, TextList{}, "the mask topic(s), united; [] = detected")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text(),
+               key("camera_info", &S::Topics::camera_info, Text{true},
+                   "the camera_info topic; \"\" = detected, none = input.intrinsics")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text()},
+              "rosbag2: the bag's topics the frames come from"),
       key("object", &S::object, Text{true, true}, "apc: the object whose masks/frame-{id}.<object>.mask.png to use")
           .only({InputLayout::Apc}),
       key("bop_masks", &S::bop_masks, Word{{"mask_visib", "mask"}}, "bop: the mask folder, mask_visib or mask")

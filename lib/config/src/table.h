@@ -42,6 +42,7 @@ struct Part;
     }                                    \
   }
 DEPTHMASK_CONFIG_PART(InputConfig, input);
+DEPTHMASK_CONFIG_PART(InputConfig::Topics, input.topics);
 DEPTHMASK_CONFIG_PART(DepthConfig, depth);
 DEPTHMASK_CONFIG_PART(MaskConfig, mask);
 DEPTHMASK_CONFIG_PART(RegistrationConfig, registration);
