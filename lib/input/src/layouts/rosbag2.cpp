@@ -138,7 +138,7 @@ struct Topics {
   std::vector<std::string> masks;
 };
 
-std::string list_topics(const std::map<std::string, TopicScan>& scans, Role want) {
+std::string topics_of_role(const std::map<std::string, TopicScan>& scans, Role want) {
   std::string s;
   for (const auto& [name, scan] : scans)
     if (role_of(name, scan) == want) s += (s.empty() ? "" : ", ") + name;
@@ -191,7 +191,7 @@ Topics choose_topics(const ResolvedInput& r, const std::map<std::string, TopicSc
     DM_EXPECT(!t.masks.empty(), InputError,
               where << " has no mask topic (a mono8, 8UC1 or 16UC1 image topic named like a mask, label or "
                        "segmentation); set input.topics.mask (image topics: "
-                    << list_topics(scans, Role::None) << ")");
+                    << topics_of_role(scans, Role::None) << ")");
   }
   if (set.color == "none") {
   } else if (!set.color.empty()) {
@@ -248,6 +248,27 @@ void add_unpaired(ResolvedInput& r, const std::string& topic, const Seen& s) {
                                                             stamp_id(s.stamp)));
 }
 
+// Every topic of the bag, with what the run reads from it (ResolvedInput::topics, for the doctor).
+void list_topics(ResolvedInput& r, const bag::Reader& bag, const std::map<std::string, TopicScan>& scans,
+                 const Topics& t) {
+  for (const bag::Topic& topic : bag.topics()) {
+    const TopicScan& s = scans.at(topic.name);
+    InputTopic it{topic.name, topic.type, s.encoding, topic.message_count, 0, ""};
+    std::vector<int64_t> stamps;
+    for (const Seen& seen : s.images) stamps.push_back(seen.stamp != 0 ? seen.stamp : seen.log_time);
+    for (const auto& info : s.infos) stamps.push_back(info.first);
+    if (stamps.size() > 1) {
+      const auto [lo, hi] = std::minmax_element(stamps.begin(), stamps.end());
+      if (*hi > *lo) it.rate_hz = static_cast<double>(stamps.size() - 1) / (static_cast<double>(*hi - *lo) * 1e-9);
+    }
+    if (topic.name == t.depth) it.role = "depth";
+    if (topic.name == t.color) it.role = "color";
+    if (topic.name == t.camera_info) it.role = "camera_info";
+    if (std::find(t.masks.begin(), t.masks.end(), topic.name) != t.masks.end()) it.role = "mask";
+    r.topics.push_back(std::move(it));
+  }
+}
+
 }  // namespace
 
 void resolve_rosbag2(ResolvedInput& r) {
@@ -271,6 +292,8 @@ void resolve_rosbag2(ResolvedInput& r) {
                        return s;
                      }(),
                      t.color.empty() ? "none" : t.color, t.camera_info.empty() ? "none (input.intrinsics)" : t.camera_info);
+
+  list_topics(r, *bag, scans, t);
 
   // A stamp of 0 (a driver that leaves the header empty): the log time stands in for it.
   size_t zero_stamps = 0;
