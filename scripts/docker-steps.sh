@@ -40,6 +40,8 @@ select_build() {
   # The image's build needs only what the shipped targets link; tests bring their own libraries.
   deps=(--image)
   [ "$tests" = ON ] && deps=()
+  # Never Node: the images do not run the ROS bag tests' Node checker (the host CPU build does).
+  export DEPTHMASK_NODE_TESTS=0
   [ -n "$cross" ] && deps=(--cross "$cross") && [ "$tests" = ON ] && deps+=(--tests)
   return 0
 }

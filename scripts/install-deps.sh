@@ -2,7 +2,10 @@
 # Installs the system packages depthmask needs to build and test, on Debian 12 or Ubuntu 22.04/24.04.
 # Idempotent: packages already present are left alone, and apt runs only when something is missing.
 # Used by the README's commands, by CI (.ci/run) and by the Docker images.
-#   scripts/install-deps.sh                        build + test dependencies
+#   scripts/install-deps.sh                        build + test dependencies, and the ROS bag tests
+#                                                  Node packages (tests/ros: `npm ci` from its lock;
+#                                                  Debian's nodejs + npm only where no npm is found;
+#                                                  DEPTHMASK_NODE_TESTS=0 leaves Node out)
 #   scripts/install-deps.sh --image                what the images' build stage needs for the shipped
 #                                                  targets (no test, benchmark or browser packages)
 #   scripts/install-deps.sh --cross ARCH [--tests] a cross build for ARCH (arm64) on this machine's
@@ -45,6 +48,8 @@ test_pkgs+=(python3-pytest python3-hypothesis python3-pil)
 test_pkgs+=(python3-opencv)
 # tests/deploy/test_kubernetes.py reads the Kubernetes examples with PyYAML.
 test_pkgs+=(python3-yaml)
+# tests/ros/make_bag.mjs writes SQLite bags (.db3) with the sqlite3 program; read_bag.mjs reads them.
+test_pkgs+=(sqlite3)
 build_pkgs=("${tool_pkgs[@]}" "${lib_pkgs[@]}" "${test_lib_pkgs[@]}" "${test_pkgs[@]}")
 # The QA report's browser test (tests/integration/report_in_chromium.sh): Debian's chromium. Optional:
 # Ubuntu packages it only as a snap, which does not run in containers; the test skips without it.
@@ -146,6 +151,36 @@ if [ "${1:-}" = "--runtime" ]; then
 fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# The ROS bag tests' independent reader and writer (tests/ros, issue 29): Foxglove's npm packages,
+# installed by `npm ci` from the committed lock, in the default mode only (the image, cross, sanitizer
+# and lint stages never run them) and only in a checkout (the Docker build stages copy scripts/
+# alone). Machines with Node from elsewhere (NodeSource's nodejs carries its own npm, and Debian's npm
+# conflicts with it) keep it: Debian's nodejs + npm are installed only where no npm is found. A stamp
+# of the lock's hash skips `npm ci` when node_modules already matches it.
+node_tests() {
+  [ $# -eq 0 ] && [ "${DEPTHMASK_NODE_TESTS:-1}" != 0 ] || return 0
+  local dir lock stamp want
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/ros"
+  lock="$dir/package-lock.json" stamp="$dir/node_modules/.depthmask-lock.sha256"
+  [ -f "$lock" ] || return 0
+  if ! command -v npm >/dev/null; then
+    echo "install-deps: no npm here: installing Debian's nodejs npm (the ROS bag tests, tests/ros)"
+    $sudo_cmd apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends nodejs npm
+  fi
+  want=$(sha256sum "$lock" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "install-deps: tests/ros node_modules matches its lock"
+    return 0
+  fi
+  echo "install-deps: npm ci in tests/ros (Foxglove's MCAP and ROS 2 packages, for the tests)"
+  # --ignore-scripts: the packages ship built (WebAssembly included); nothing needs to run.
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 missing=()
 for p in "${pkgs[@]}"; do
   installed "$p" || { [ -n "${fallback[$p]:-}" ] && installed "${fallback[$p]}"; } || missing+=("$p")
@@ -160,6 +195,7 @@ if [ "$use_optional" = 1 ]; then
 fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#pkgs[@]} packages present"
+  node_tests "$@"
   exit 0
 fi
 
@@ -187,3 +223,4 @@ if [ ${#unavailable[@]} -gt 0 ]; then
   exit 1
 fi
 [ ${#wanted[@]} -eq 0 ] || $sudo apt-get install -y -q --no-install-recommends "${wanted[@]}"
+node_tests "$@"
