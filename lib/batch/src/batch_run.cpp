@@ -100,6 +100,8 @@ void BatchRun::prepare() {
     for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
     detail::log().info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
   }
+  for (const std::string& d : listing.damaged)  // a damaged bag: its frames before the damage run
+    s_.failures.push_back(FrameFailure{"", d, Failure::Input});
   check_outputs_spare_inputs(c, listing);  // every frame's, not only this shard's: they share the folder
   if (shard_) {
     const size_t all = listing.frames.size();

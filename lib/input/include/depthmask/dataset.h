@@ -46,6 +46,9 @@ struct DatasetListing {
   /// a stray README ...). Counted for the summary; the first few are kept for the log.
   size_t unmatched_files = 0;
   std::vector<std::filesystem::path> unmatched_examples;  ///< the first five of them
+  /// Damage found while listing (a bag cut short, a chunk whose CRC differs), each a sentence naming
+  /// the file and where; the frames before it are listed, and the run reports each as an input failure.
+  std::vector<std::string> damaged;
 };
 
 /// Natural order: digit runs compare as numbers ("2" < "10"), the rest byte-wise.

@@ -62,7 +62,9 @@ bool mask_like(const std::string& topic) {
   return contains(topic, "mask") || contains(topic, "label") || contains(topic, "seg");
 }
 
-std::map<std::string, TopicScan> scan_bag(bag::Reader& bag) {
+void scan_messages(bag::Reader& bag, const std::vector<TopicScan*>& by_index);
+
+std::map<std::string, TopicScan> scan_bag(bag::Reader& bag, std::vector<std::string>& damaged) {
   std::map<std::string, TopicScan> out;
   std::vector<TopicScan*> by_index;
   for (const bag::Topic& t : bag.topics()) {
@@ -73,6 +75,17 @@ std::map<std::string, TopicScan> scan_bag(bag::Reader& bag) {
                                                    : "other";
     by_index.push_back(&s);
   }
+  // Damage stops the scan; the messages before it make frames, and the run reports the damage.
+  try {
+    scan_messages(bag, by_index);
+  } catch (const InputError& e) {
+    damaged.push_back(std::string(e.what()) + "; the frames before it are listed, the rest of the bag is not read");
+    detail::log().error("{}", damaged.back());
+  }
+  return out;
+}
+
+void scan_messages(bag::Reader& bag, const std::vector<TopicScan*>& by_index) {
   bag.scan([&](const bag::MessageInfo& m, const uint8_t* data, size_t size) {
     TopicScan& s = *by_index.at(m.topic);
     const std::string& topic = bag.topics()[m.topic].name;
@@ -90,7 +103,6 @@ std::map<std::string, TopicScan> scan_bag(bag::Reader& bag) {
     }
     return true;
   });
-  return out;
 }
 
 enum class Role { None, Depth, Mask, Color };
@@ -280,7 +292,7 @@ void resolve_rosbag2(ResolvedInput& r) {
             "config key 'mask.per_instance' does not apply to " << layout_label(r)
                                                                 << ": a bag's mask topics unite into one mask per frame");
   auto bag = std::make_shared<bag::Reader>(e.input.root);
-  std::map<std::string, TopicScan> scans = scan_bag(*bag);
+  std::map<std::string, TopicScan> scans = scan_bag(*bag, r.listing.damaged);
   const Topics t = choose_topics(r, scans);
   TopicScan& depth = scans.at(t.depth);
   if (depth.kind == "image" && (depth.encoding == "16UC1" || depth.encoding == "mono16"))
