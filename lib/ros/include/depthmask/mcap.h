@@ -65,6 +65,8 @@ class Reader {
   const std::map<uint16_t, Schema>& schemas() const;   ///< every schema of the file
   const std::map<uint16_t, Channel>& channels() const; ///< every channel of the file
   bool has_summary() const;                          ///< a usable summary section was read
+  /// Messages per channel as the summary's Statistics record counts them (empty without one).
+  const std::map<uint16_t, uint64_t>& message_counts() const;
 
   /// Every message in file order (for a bag written in time order, time order), with its payload (a
   /// view valid during the call). `visit` returns false to stop. Messages of the data section read
@@ -90,6 +92,9 @@ struct WriterOptions {
   Compression compression = Compression::Zstd;
   uint64_t chunk_size = 4 * 1024 * 1024;  ///< a chunk is closed when its records reach this many bytes
   bool index = true;                     ///< message indexes, chunk indexes, summary; false: no summary section
+  bool chunked = true;                   ///< false: Message records straight into the data section (as
+                                         ///< rosbag2's `fastwrite` preset writes them); no compression
+  int zstd_level = 1;                    ///< zstd's level for Compression::Zstd
 };
 
 /// Writes one MCAP file (the path gets a `.part` name until close() renames it; finished chunks are
