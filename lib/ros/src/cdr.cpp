@@ -36,8 +36,10 @@ CdrReader::CdrReader(const uint8_t* data, size_t size, std::string what)
   pos_ = kHeader;
 }
 
-void CdrReader::fail(const std::string& problem) const {
-  throw InputError(what_ + ": " + problem + " (at byte " + std::to_string(pos_) + " of " + std::to_string(size_) +
+void CdrReader::fail(const std::string& problem) const { fail_at(pos_, problem); }
+
+void CdrReader::fail_at(size_t offset, const std::string& problem) const {
+  throw InputError(what_ + ": " + problem + " (at byte " + std::to_string(offset) + " of " + std::to_string(size_) +
                    ")");
 }
 

@@ -35,6 +35,8 @@ class CdrReader {
   /// A uint32 sequence length, checked against what is left assuming `min_element_size` bytes each.
   uint32_t sequence_length(size_t min_element_size);
   [[noreturn]] void fail(const std::string& problem) const;  ///< InputError naming the payload and the offset
+  /// The same, at an earlier offset (where the field that is wrong began).
+  [[noreturn]] void fail_at(size_t offset, const std::string& problem) const;
 
  private:
   void align(size_t n);
