@@ -23,6 +23,8 @@ namespace dm = depthmask;
 namespace fs = std::filesystem;
 using dmtest::message_of;
 
+#if DEPTHMASK_WITH_ROSBAG
+
 namespace {
 
 std::vector<uint8_t> payload_of(int i) {
@@ -52,8 +54,8 @@ void write_mcap(const fs::path& file, int first, int n, const std::string& info_
 
 void write_metadata_yaml(const fs::path& dir, const std::string& storage, const std::vector<std::string>& files,
                          const std::string& mode = "", const std::string& format = "") {
-  std::string y = "rosbag2_bagfile_information:\n  version: 5\n  storage_identifier: " + storage +
-                  "\n  relative_file_paths:\n";
+  std::string y =
+      "rosbag2_bagfile_information:\n  version: 5\n  storage_identifier: " + storage + "\n  relative_file_paths:\n";
   for (const std::string& f : files) y += "    - " + f + "\n";
   y += "  compression_format: \"" + format + "\"\n  compression_mode: \"" + mode + "\"\n";
   dmtest::write_text(dir / "metadata.yaml", y);
@@ -87,8 +89,6 @@ void expect_in_time_order(dm::bag::Reader& r, int n) {
 }
 
 }  // namespace
-
-#if DEPTHMASK_WITH_ROSBAG
 
 TEST(BagReader, ASplitMcapBagIsReadInTheOrderOfItsMetadata) {
   dmtest::TempDir tmp;
@@ -156,19 +156,21 @@ void exec(sqlite3* db, const std::string& sql) {
 void write_db3(const fs::path& file, int n) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-  exec(db, "CREATE TABLE schema(schema_version INTEGER PRIMARY KEY, ros_distro TEXT NOT NULL);"
-           "INSERT INTO schema VALUES (3, 'humble');"
-           "CREATE TABLE metadata(id INTEGER PRIMARY KEY, metadata_version INTEGER NOT NULL, metadata TEXT NOT NULL);"
-           "CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, "
-           "serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL);"
-           "CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL, "
-           "data BLOB NOT NULL);"
-           "CREATE INDEX timestamp_idx ON messages (timestamp ASC);"
-           "INSERT INTO topics VALUES (1, '/depth', 'sensor_msgs/msg/Image', 'cdr', '- history: 3\n');"
-           "INSERT INTO topics VALUES (2, '/info', 'sensor_msgs/msg/CameraInfo', 'cdr', '');");
+  exec(db,
+       "CREATE TABLE schema(schema_version INTEGER PRIMARY KEY, ros_distro TEXT NOT NULL);"
+       "INSERT INTO schema VALUES (3, 'humble');"
+       "CREATE TABLE metadata(id INTEGER PRIMARY KEY, metadata_version INTEGER NOT NULL, metadata TEXT NOT NULL);"
+       "CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, "
+       "serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL);"
+       "CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL, "
+       "data BLOB NOT NULL);"
+       "CREATE INDEX timestamp_idx ON messages (timestamp ASC);"
+       "INSERT INTO topics VALUES (1, '/depth', 'sensor_msgs/msg/Image', 'cdr', '- history: 3\n');"
+       "INSERT INTO topics VALUES (2, '/info', 'sensor_msgs/msg/CameraInfo', 'cdr', '');");
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)", -1, &st, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)", -1, &st, nullptr),
+      SQLITE_OK);
   for (int k = 0; k < n; ++k) {
     const int i = (k * 7) % n;  // n coprime with 7
     const std::vector<uint8_t> p = payload_of(i);
@@ -267,8 +269,7 @@ TEST(BagReader, ABuildWithoutBagSupportSaysSo) {
 
 TEST(BagMetadata, WrittenMetadataHasRosbag2sVersion5Keys) {
   dmtest::TempDir tmp;
-  dm::bag::write_metadata(tmp.path(),
-                          {{"out_0.mcap", 1000, 500, 7}, {"out_1.mcap", 2000, 300, 5}},
+  dm::bag::write_metadata(tmp.path(), {{"out_0.mcap", 1000, 500, 7}, {"out_1.mcap", 2000, 300, 5}},
                           {{{"/depthmask/depth", "sensor_msgs/msg/Image", ""}, 10},
                            {{"/depthmask/camera_info", "sensor_msgs/msg/CameraInfo", "- history: 1\n"}, 2}});
   const YAML::Node root = YAML::LoadFile((tmp.path() / "metadata.yaml").string());
@@ -300,5 +301,6 @@ TEST(BagMetadata, WrittenMetadataHasRosbag2sVersion5Keys) {
   EXPECT_EQ(info["files"][0]["message_count"].as<uint64_t>(), 7u);
   const std::vector<uint8_t> bytes = dmtest::read_bytes(tmp.path() / "metadata.yaml");
   const std::string text(bytes.begin(), bytes.end());
-  EXPECT_TRUE(dmtest::Contains(text, "offered_qos_profiles: \"- history: 3\\n  depth: 0")) << text;  // as Humble writes it
+  EXPECT_TRUE(dmtest::Contains(text, "offered_qos_profiles: \"- history: 3\\n  depth: 0"))
+      << text;  // as Humble writes it
 }

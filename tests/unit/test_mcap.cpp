@@ -18,6 +18,8 @@ namespace mc = depthmask::mcap;
 namespace fs = std::filesystem;
 using dmtest::message_of;
 
+#if DEPTHMASK_WITH_ROSBAG
+
 namespace {
 
 struct Sent {
@@ -33,7 +35,8 @@ std::vector<Sent> write_sample(const fs::path& file, const mc::WriterOptions& op
   const uint16_t info = w.add_schema("sensor_msgs/msg/CameraInfo", "ros2msg", "float64[9] k\n");
   const std::map<std::string, std::string> qos{{"offered_qos_profiles", "- history: 3\n"}};
   const uint16_t ch[3] = {w.add_channel(image, "/camera/depth", "cdr", qos),
-                          w.add_channel(image, "/camera/color", "cdr", qos), w.add_channel(info, "/camera/info", "cdr", {})};
+                          w.add_channel(image, "/camera/color", "cdr", qos),
+                          w.add_channel(info, "/camera/info", "cdr", {})};
   std::vector<Sent> sent;
   for (int i = 0; i < n; ++i) {
     Sent s{ch[i % 3], 1000000000ull + 33000000ull * static_cast<uint64_t>(i), {}};
@@ -58,6 +61,21 @@ std::vector<Got> scan_all(mc::Reader& r) {
     return true;
   });
   return got;
+}
+
+// Where message i of the file is (the file read whole first).
+mc::MessageLocation location_of(const fs::path& file, size_t i) {
+  mc::Reader r(file);
+  const std::vector<Got> got = scan_all(r);
+  return i < got.size() ? got[i].info.location : got.back().info.location;
+}
+
+// The error a scan of `file` ends with, and in `seen` how many messages came before it.
+std::string scan_error(const fs::path& file, size_t& seen) {
+  mc::Reader r(file);
+  seen = 0;
+  return message_of<dm::InputError>(
+      [&] { r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; }); });
 }
 
 void patch(const fs::path& file, uint64_t at, const void* bytes, size_t n) {
@@ -114,7 +132,8 @@ TEST_P(McapRoundTrip, EveryMessageComesBackInOrderByScanAndByLocation) {
     EXPECT_EQ(got[i].data, sent[i].data) << i;
     EXPECT_EQ(got[i].info.location.chunk_offset == UINT64_MAX, !chunked) << i;
   }
-  for (size_t i = got.size(); i-- > 0;) EXPECT_EQ(r.read(got[i].info.location), sent[i].data) << i;  // backwards: cache misses
+  for (size_t i = got.size(); i-- > 0;)
+    EXPECT_EQ(r.read(got[i].info.location), sent[i].data) << i;  // backwards: cache misses
 }
 
 INSTANTIATE_TEST_SUITE_P(Mcap, McapRoundTrip,
@@ -138,9 +157,8 @@ TEST(McapWriter, FlushPutsTheOpenChunkOnDiskAndThePartIsReadableUpToIt) {
   EXPECT_EQ(w.flush(), 2u);
   mc::Reader part(file.string() + ".part");
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    part.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = message_of<dm::InputError>(
+      [&] { part.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; }); });
   EXPECT_EQ(seen, 2u);
   EXPECT_TRUE(dmtest::Contains(msg, "without its Data End record and footer")) << msg;
   w.close();
@@ -153,18 +171,11 @@ TEST(McapReader, AChunkWhoseBytesChangedIsNamedWithItsOffset) {
   dmtest::TempDir tmp;
   const fs::path file = tmp.path() / "rec.mcap";
   write_sample(file, options(mc::Compression::None));
-  uint64_t chunk = 0;
-  {
-    mc::Reader r(file);
-    chunk = scan_all(r).back().info.location.chunk_offset;
-  }
+  const uint64_t chunk = location_of(file, SIZE_MAX).chunk_offset;
   const uint8_t x = 0xEE;
   patch(file, chunk + kChunkRecordsNone + 40, &x, 1);
-  mc::Reader r(file);
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = scan_error(file, seen);
   EXPECT_TRUE(dmtest::Contains(msg, "Chunk record at byte " + std::to_string(chunk))) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, "CRC")) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, file.string())) << msg;
@@ -175,11 +186,7 @@ TEST(McapReader, CrcFieldsOfZeroAreNotChecked) {
   dmtest::TempDir tmp;
   const fs::path file = tmp.path() / "rec.mcap";
   write_sample(file, options(mc::Compression::None, false));
-  uint64_t chunk = 0;
-  {
-    mc::Reader r(file);
-    chunk = scan_all(r).back().info.location.chunk_offset;
-  }
+  const uint64_t chunk = location_of(file, SIZE_MAX).chunk_offset;
   const uint32_t zero = 0;
   const uint8_t x = 0xEE;
   patch(file, chunk + kChunkCrc, &zero, 4);
@@ -194,18 +201,11 @@ TEST(McapReader, AChangedMessageOutsideChunksFailsTheDataSectionCrcAfterEveryMes
   dmtest::TempDir tmp;
   const fs::path file = tmp.path() / "rec.mcap";
   write_sample(file, options(mc::Compression::None, true, false));
-  uint64_t at = 0;
-  {
-    mc::Reader r(file);
-    at = scan_all(r)[5].info.location.offset;
-  }
+  const uint64_t at = location_of(file, 5).offset;
   const uint8_t x = 0xEE;
   patch(file, at + 9 + 22 + 3, &x, 1);
-  mc::Reader r(file);
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = scan_error(file, seen);
   EXPECT_EQ(seen, 60u);
   EXPECT_TRUE(dmtest::Contains(msg, "Data End record")) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, "data section's CRC")) << msg;
@@ -241,18 +241,11 @@ TEST(McapReader, ALengthPastTheEndIsAnErrorNotAnAllocation) {
   dmtest::TempDir tmp;
   const fs::path file = tmp.path() / "rec.mcap";
   write_sample(file, options(mc::Compression::None, true, false));
-  uint64_t at = 0;
-  {
-    mc::Reader r(file);
-    at = scan_all(r)[7].info.location.offset;
-  }
+  const uint64_t at = location_of(file, 7).offset;
   const uint64_t huge = uint64_t{1} << 60;
   patch(file, at + 1, &huge, 8);
-  mc::Reader r(file);
   size_t seen = 0;
-  const std::string msg = message_of<dm::InputError>([&] {
-    r.scan([&](const mc::MessageInfo&, const uint8_t*, size_t) { return ++seen > 0; });
-  });
+  const std::string msg = scan_error(file, seen);
   EXPECT_EQ(seen, 7u);
   EXPECT_TRUE(dmtest::Contains(msg, "Message record at byte " + std::to_string(at))) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, "runs past the end")) << msg;
@@ -263,11 +256,7 @@ TEST(McapReader, AnUncompressedSizeOverTheBoundIsRefused) {
     dmtest::TempDir tmp;
     const fs::path file = tmp.path() / "rec.mcap";
     write_sample(file, options(mc::Compression::Zstd));
-    uint64_t chunk = 0;
-    {
-      mc::Reader r(file);
-      chunk = scan_all(r).front().info.location.chunk_offset;
-    }
+    const uint64_t chunk = location_of(file, 0).chunk_offset;
     patch(file, chunk + kChunkUsize, &usize, 8);
     mc::Reader r(file);
     const std::string msg = message_of<dm::InputError>([&] { scan_all(r); });
@@ -299,3 +288,15 @@ TEST(McapReader, NotAnMcapFileIsNamed) {
   EXPECT_TRUE(dmtest::Contains(msg, "is not an MCAP file")) << msg;
   EXPECT_TRUE(dmtest::Contains(msg, file.string())) << msg;
 }
+
+#else
+
+TEST(McapReader, ABuildWithoutBagSupportSaysSo) {
+  dmtest::TempDir tmp;
+  const fs::path file = tmp.path() / "rec.mcap";
+  const std::string msg = message_of<dm::InputError>([&] { mc::Reader r(file); });
+  EXPECT_TRUE(dmtest::Contains(msg, "built without ROS 2 bag support (DEPTHMASK_WITH_ROSBAG=OFF)")) << msg;
+  EXPECT_TRUE(dmtest::Contains(message_of<dm::ConfigError>([&] { mc::Writer w(file); }), "DEPTHMASK_WITH_ROSBAG=OFF"));
+}
+
+#endif

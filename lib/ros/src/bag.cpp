@@ -85,8 +85,8 @@ struct Reader::Impl {
     for (size_t i = 0; i < topics.size(); ++i) {
       if (topics[i].name != t.name) continue;
       if (topics[i].type != t.type) {
-        throw InputError("bag '" + path.string() + "': topic '" + t.name + "' is of type '" + topics[i].type + "' in '" +
-                         files[topic_file[i]].path.string() + "' but of type '" + t.type + "' in '" +
+        throw InputError("bag '" + path.string() + "': topic '" + t.name + "' is of type '" + topics[i].type +
+                         "' in '" + files[topic_file[i]].path.string() + "' but of type '" + t.type + "' in '" +
                          files[file].path.string() + "'");
       }
       topics[i].message_count += t.message_count;
@@ -167,9 +167,11 @@ void Reader::Impl::open_folder() {
   for (const auto& e : fs::directory_iterator(path)) {
     if (e.is_regular_file() && is_storage_file(e.path())) found.push_back(e.path());
   }
-  if (found.empty()) throw InputError("'" + path.string() + "' is not a bag: it has no metadata.yaml and no .mcap or .db3 file");
-  std::sort(found.begin(), found.end(),
-            [](const fs::path& a, const fs::path& b) { return natural_less(a.filename().string(), b.filename().string()); });
+  if (found.empty())
+    throw InputError("'" + path.string() + "' is not a bag: it has no metadata.yaml and no .mcap or .db3 file");
+  std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
   std::string list;
   for (const fs::path& f : found) list += (list.empty() ? "" : ", ") + f.filename().string();
   detail::log().warn("bag '{}' has no metadata.yaml: reading its files in natural order: {}", path.string(), list);
@@ -251,7 +253,8 @@ std::vector<uint8_t> Reader::read(const MessageRef& ref) const {
   const Impl& m = *impl_;
   if (ref.file >= m.storages.size()) throw std::out_of_range("bag::Reader::read: no file " + std::to_string(ref.file));
   const Storage& s = m.storages[ref.file];
-  std::vector<uint8_t> data = s.mcap ? s.mcap->read({ref.chunk, ref.offset}) : s.sqlite->read(static_cast<int64_t>(ref.offset));
+  std::vector<uint8_t> data =
+      s.mcap ? s.mcap->read({ref.chunk, ref.offset}) : s.sqlite->read(static_cast<int64_t>(ref.offset));
   if (!m.message_compression) return data;
   std::vector<uint8_t> out;
   size_t size = data.size();

@@ -52,8 +52,7 @@ BagMetadata read_bag_metadata(const std::filesystem::path& yaml) {
                      "`ros2 bag convert` or `zstd -d` first");
   }
   if (md.compression_mode == "MESSAGE" && md.compression_format != "zstd") {
-    throw InputError(name + ": compression_format '" + md.compression_format +
-                     "' is not one depthmask reads (zstd)");
+    throw InputError(name + ": compression_format '" + md.compression_format + "' is not one depthmask reads (zstd)");
   }
   if (md.compression_mode != "" && md.compression_mode != "NONE" && md.compression_mode != "MESSAGE") {
     throw InputError(name + ": compression_mode '" + md.compression_mode + "' is not one of '', MESSAGE, FILE");

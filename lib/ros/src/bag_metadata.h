@@ -10,7 +10,7 @@ namespace depthmask::detail {
 
 struct BagMetadata {
   int version = 0;
-  std::string storage_identifier;          // "mcap", "sqlite3"
+  std::string storage_identifier;           // "mcap", "sqlite3"
   std::vector<std::string> relative_files;  // relative_file_paths, in order
   std::string compression_format;           // "" or "zstd"
   std::string compression_mode;             // "", "FILE", "MESSAGE" (upper case)

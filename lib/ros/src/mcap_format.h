@@ -15,8 +15,8 @@ namespace depthmask::detail::mcap_format {
 
 inline constexpr uint8_t kMagic[8] = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
 inline constexpr size_t kMagicSize = sizeof(kMagic);
-inline constexpr size_t kRecordHead = 9;                     // opcode (1) + content length (8)
-inline constexpr size_t kFooterContent = 20;                 // summary_start, summary_offset_start, crc
+inline constexpr size_t kRecordHead = 9;      // opcode (1) + content length (8)
+inline constexpr size_t kFooterContent = 20;  // summary_start, summary_offset_start, crc
 inline constexpr size_t kFooterRecord = kRecordHead + kFooterContent;
 inline constexpr size_t kFooterCrcSpan = kRecordHead + 16;  // the footer's bytes the summary CRC covers
 
@@ -40,10 +40,10 @@ enum Op : uint8_t {
 
 // "Chunk", "Message", ... or "unknown (opcode 0x42)" for one this reader does not know.
 inline std::string op_name(uint8_t op) {
-  static const char* const names[] = {"",           "Header",         "Footer",         "Schema",
-                                      "Channel",    "Message",        "Chunk",          "Message Index",
-                                      "Chunk Index", "Attachment",    "Attachment Index", "Statistics",
-                                      "Metadata",   "Metadata Index", "Summary Offset", "Data End"};
+  static const char* const names[] = {
+      "",         "Header",         "Footer",         "Schema",     "Channel",          "Message",
+      "Chunk",    "Message Index",  "Chunk Index",    "Attachment", "Attachment Index", "Statistics",
+      "Metadata", "Metadata Index", "Summary Offset", "Data End"};
   if (op >= 1 && op <= 0x0F) return names[op];
   static const char hex[] = "0123456789ABCDEF";
   return std::string("unknown (opcode 0x") + hex[op >> 4] + hex[op & 15] + ")";

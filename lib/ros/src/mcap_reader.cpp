@@ -24,9 +24,9 @@ namespace {
 
 namespace f = detail::mcap_format;
 
-constexpr uint64_t kMaxChunkBytes = uint64_t{2} << 30;      // a decompressed chunk's bound: 2 GiB
-constexpr uint64_t kMaxRatio = 1000;                         // and 1000x its compressed size ...
-constexpr uint64_t kRatioFloor = uint64_t{64} << 20;         // ... once over 64 MiB (zeros compress far)
+constexpr uint64_t kMaxChunkBytes = uint64_t{2} << 30;  // a decompressed chunk's bound: 2 GiB
+constexpr uint64_t kMaxRatio = 1000;                    // and 1000x its compressed size ...
+constexpr uint64_t kRatioFloor = uint64_t{64} << 20;    // ... once over 64 MiB (zeros compress far)
 constexpr size_t kCachedChunks = 4;
 constexpr size_t kMessageHead = 2 + 4 + 8 + 8;  // channel_id, sequence, log_time, publish_time
 
@@ -310,7 +310,8 @@ bool Reader::Impl::chunk_records(uint64_t at, const Bytes& records, bool message
     uint64_t len = 0;
     std::memcpy(&len, records.data() + pos + 1, 8);
     if (len > n - pos - f::kRecordHead) {
-      fail(f::kChunk, at, where + "a " + f::op_name(op) + " record's length " + std::to_string(len) + " runs past them");
+      fail(f::kChunk, at,
+           where + "a " + f::op_name(op) + " record's length " + std::to_string(len) + " runs past them");
     }
     const uint8_t* p = records.data() + pos + f::kRecordHead;
     if (op == f::kSchema || op == f::kChannel) {
@@ -392,14 +393,16 @@ void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* da
   impl_->walk(true, visit);
 }
 
+// Touches only the file, its size and the chunk cache (under its lock), never the channel maps that a
+// scan of a file without a summary may be adding to: safe from several threads.
 std::vector<uint8_t> Reader::read(const MessageLocation& where) {
   Impl& m = *impl_;
   if (where.chunk_offset == UINT64_MAX) {
     const auto [op, len] = m.head(where.offset, m.size);
     if (op != f::kMessage) m.fail(op, where.offset, "a Message was expected there");
     Bytes buf;
+    if (len < kMessageHead) m.fail(op, where.offset, "it is shorter than a Message's 22-byte head");
     m.read_content(op, where.offset, len, buf);
-    (void)m.message(op, where.offset, buf.data(), len, "");
     return Bytes(buf.begin() + kMessageHead, buf.end());
   }
   const ChunkPtr c = m.chunk(where.chunk_offset);
@@ -411,8 +414,8 @@ std::vector<uint8_t> Reader::read(const MessageLocation& where) {
   uint64_t len = 0;
   std::memcpy(&len, c->data() + pos + 1, 8);
   if (len > c->size() - pos - f::kRecordHead) m.fail(f::kChunk, where.chunk_offset, at + "the Message runs past them");
+  if (len < kMessageHead) m.fail(f::kChunk, where.chunk_offset, at + "the Message is shorter than its 22-byte head");
   const uint8_t* p = c->data() + pos + f::kRecordHead;
-  (void)m.message(f::kChunk, where.chunk_offset, p, len, at);
   return Bytes(p + kMessageHead, p + len);
 }
 

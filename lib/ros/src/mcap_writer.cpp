@@ -95,7 +95,7 @@ struct Writer::Impl {
 
   void put(const void* data, size_t n) {
     const auto* p = static_cast<const uint8_t*>(data);
-    if (n == 0) return;         // (crc32 of a null pointer is its initial value, not the crc unchanged)
+    if (n == 0) return;  // (crc32 of a null pointer is its initial value, not the crc unchanged)
     crc = ::crc32_z(crc, p, n);
     for (size_t done = 0; done < n;) {
       const ssize_t w = ::write(fd, p + done, n - done);
@@ -269,7 +269,8 @@ uint16_t Writer::add_channel(uint16_t schema_id, const std::string& topic, const
                              const std::map<std::string, std::string>& metadata) {
   Impl& m = *impl_;
   if (m.closed) throw std::logic_error("mcap::Writer::add_channel after close()");
-  if (schema_id > m.schemas.size()) throw std::invalid_argument("mcap::Writer::add_channel: no schema " + std::to_string(schema_id));
+  if (schema_id > m.schemas.size())
+    throw std::invalid_argument("mcap::Writer::add_channel: no schema " + std::to_string(schema_id));
   if (m.channels.size() >= UINT16_MAX) throw std::length_error("an MCAP file holds at most 65535 channels");
   m.channels.push_back({static_cast<uint16_t>(m.channels.size() + 1), schema_id, topic, message_encoding, metadata});
   m.sequence.push_back(0);

@@ -3,6 +3,7 @@
 // int32 format and float depthQuantA, depthQuantB, little-endian, then a 16-bit PNG or RVL image;
 // 32FC1 is stored as quantised inverse depth q = A / depth + B, 0 meaning no depth). Image sizes are
 // read from the PNG or JPEG header (or RVL's size words) and checked before a decoder allocates.
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -78,8 +79,8 @@ std::string trimmed(const std::string& s) {
 
 // "png", "jpeg", "bgr8; jpeg compressed bgr8", "rgb8; png compressed rgb8": image_transport's
 // compressed plugin writes PNG or JPEG of standard colour, so OpenCV's decoders give BGR.
-DecodedImage plain_to_pixels(const CompressedImage& m, const std::string& encoding, PixelRole role,
-                             size_t max_pixels, const std::string& what) {
+DecodedImage plain_to_pixels(const CompressedImage& m, const std::string& encoding, PixelRole role, size_t max_pixels,
+                             const std::string& what) {
   const int flags = role == PixelRole::Color ? cv::IMREAD_COLOR : cv::IMREAD_UNCHANGED;
   const cv::Mat px = decode_png_or_jpeg(m.data.data(), m.data.size(), flags, max_pixels, what, m.format);
   std::string enc = encoding;
@@ -89,8 +90,8 @@ DecodedImage plain_to_pixels(const CompressedImage& m, const std::string& encodi
   const detail::RosEncoding& e = detail::expect_ros_encoding(enc, role, what, "a CompressedImage");
   const int want = role == PixelRole::Color ? CV_8UC3 : e.cv_type;
   DM_EXPECT(px.type() == want, InputError,
-            what << ": the " << m.format << " image of a CompressedImage decodes to " << px.channels() << " channel(s) of "
-                 << px.elemSize1() * 8 << " bits, not the " << enc << " its format names");
+            what << ": the " << m.format << " image of a CompressedImage decodes to " << px.channels()
+                 << " channel(s) of " << px.elemSize1() * 8 << " bits, not the " << enc << " its format names");
   DecodedImage out;
   out.pixels = px;
   out.encoding = enc;
@@ -159,14 +160,15 @@ DecodedImage compressed_to_pixels(const CompressedImage& m, PixelRole role, size
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   DM_EXPECT(lower.find("png") != std::string::npos || lower.find("jpeg") != std::string::npos ||
                 lower.find("jpg") != std::string::npos,
-            InputError, what << ": a CompressedImage of format '" << m.format << "' is not png, jpeg or compressedDepth");
+            InputError,
+            what << ": a CompressedImage of format '" << m.format << "' is not png, jpeg or compressedDepth");
   return plain_to_pixels(m, encoding, role, max_pixels, what);
 }
 
 CompressedImage depth_to_compressed_depth(const cv::Mat& metres, const Header& header) {
   if (metres.type() != CV_32FC1) {
-    throw Error(Failure::Internal, "compressedDepth is made of 32FC1 metres, not OpenCV type " +
-                                       std::to_string(metres.type()));
+    throw Error(Failure::Internal,
+                "compressedDepth is made of 32FC1 metres, not OpenCV type " + std::to_string(metres.type()));
   }
   // As the encoder of compressed_depth_image_transport: q = A / depth + B truncated to 16 bits, 0 for
   // what is no depth (NaN, 0, negative) or at least depth_max; depth closer than A / (65535 - B)

@@ -79,8 +79,7 @@ const RosEncoding& expect_ros_encoding(const std::string& name, ros::PixelRole r
   return *e;
 }
 
-void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what,
-                      const char* source) {
+void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what, const char* source) {
   // Each side is at most 2^32: the product cannot overflow.
   DM_EXPECT(width > 0 && height > 0 && width * height <= max_pixels, InputError,
             what << ": " << source << " of " << width << "x" << height << " pixels; expected 1 to " << max_pixels
@@ -104,7 +103,7 @@ DecodedImage image_to_pixels(const Image& m, PixelRole role, size_t max_pixels, 
   const size_t pixel_bytes = CV_ELEM_SIZE(enc.cv_type);
   const uint64_t row_bytes = uint64_t{m.width} * pixel_bytes;
   DM_EXPECT(m.step >= row_bytes, InputError,
-            what << ": an Image of " << m.width << " " << m.encoding << " pixels a row has a step of " << m.step
+            what << ": an Image of " << m.width << " " << m.encoding << " pixels per row has a step of " << m.step
                  << " bytes, less than the row's " << row_bytes);
   DM_EXPECT(uint64_t{m.step} * m.height <= m.data.size(), InputError,
             what << ": an Image of " << m.height << " rows of " << m.step << " bytes holds only " << m.data.size()

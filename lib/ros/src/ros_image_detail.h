@@ -11,12 +11,12 @@ namespace depthmask::detail {
 
 /// One encoding of sensor_msgs/image_encodings that depthmask reads.
 struct RosEncoding {
-  const char* name;       ///< "16UC1"
-  int cv_type;            ///< the message's pixels as OpenCV holds them (before any conversion to BGR)
-  int channel_bytes;      ///< 1, 2 or 4: what is_bigendian swaps
-  int to_bgr;             ///< the cv::cvtColor code that makes colour BGR, or -1
-  unsigned roles;         ///< a bit per ros::PixelRole that takes it
-  double metres_per_unit; ///< as depth (REP 118), 0 when it is no depth encoding
+  const char* name;        ///< "16UC1"
+  int cv_type;             ///< the message's pixels as OpenCV holds them (before any conversion to BGR)
+  int channel_bytes;       ///< 1, 2 or 4: what is_bigendian swaps
+  int to_bgr;              ///< the cv::cvtColor code that makes colour BGR, or -1
+  unsigned roles;          ///< a bit per ros::PixelRole that takes it
+  double metres_per_unit;  ///< as depth (REP 118), 0 when it is no depth encoding
 };
 
 /// The encoding named `name`, or nullptr.
@@ -28,8 +28,7 @@ const RosEncoding& expect_ros_encoding(const std::string& name, ros::PixelRole r
                                        const char* source);
 
 /// InputError unless 0 < width*height <= max_pixels.
-void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what,
-                      const char* source);
+void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what, const char* source);
 
 /// The pixels of `enc` (cv_type) as `role` wants them: colour to BGR (CV_8UC3), others unchanged.
 cv::Mat ros_pixels_for_role(cv::Mat pixels, const RosEncoding& enc, ros::PixelRole role);

@@ -26,7 +26,8 @@ const std::map<std::string, MsgText>& msg_texts() {
   static const std::map<std::string, MsgText> texts = {
       {"builtin_interfaces/Time", {"int32 sec\nuint32 nanosec\n", {}}},
       {"std_msgs/Header", {"builtin_interfaces/Time stamp\nstring frame_id\n", {"builtin_interfaces/Time"}}},
-      {"sensor_msgs/Image", {"std_msgs/Header header\n"
+      {"sensor_msgs/Image",
+       {"std_msgs/Header header\n"
         "uint32 height\n"
         "uint32 width\n"
         "string encoding\n"
@@ -35,9 +36,10 @@ const std::map<std::string, MsgText>& msg_texts() {
         "uint8[] data\n",
         {"std_msgs/Header"}}},
       {"sensor_msgs/CompressedImage", {"std_msgs/Header header\nstring format\nuint8[] data\n", {"std_msgs/Header"}}},
-      {"sensor_msgs/RegionOfInterest", {"uint32 x_offset\nuint32 y_offset\nuint32 height\nuint32 width\nbool do_rectify\n",
-        {}}},
-      {"sensor_msgs/CameraInfo", {"std_msgs/Header header\n"
+      {"sensor_msgs/RegionOfInterest",
+       {"uint32 x_offset\nuint32 y_offset\nuint32 height\nuint32 width\nbool do_rectify\n", {}}},
+      {"sensor_msgs/CameraInfo",
+       {"std_msgs/Header header\n"
         "uint32 height\n"
         "uint32 width\n"
         "string distortion_model\n"
@@ -49,7 +51,8 @@ const std::map<std::string, MsgText>& msg_texts() {
         "uint32 binning_y\n"
         "RegionOfInterest roi\n",
         {"sensor_msgs/RegionOfInterest", "std_msgs/Header"}}},
-      {"sensor_msgs/PointField", {"uint8 INT8 = 1\n"
+      {"sensor_msgs/PointField",
+       {"uint8 INT8 = 1\n"
         "uint8 UINT8 = 2\n"
         "uint8 INT16 = 3\n"
         "uint8 UINT16 = 4\n"
@@ -62,7 +65,8 @@ const std::map<std::string, MsgText>& msg_texts() {
         "uint8 datatype\n"
         "uint32 count\n",
         {}}},
-      {"sensor_msgs/PointCloud2", {"std_msgs/Header header\n"
+      {"sensor_msgs/PointCloud2",
+       {"std_msgs/Header header\n"
         "uint32 height\n"
         "uint32 width\n"
         "PointField[] fields\n"

@@ -53,8 +53,8 @@ class NibbleReader {
   uint32_t get() {
     if (left_ == 0) {
       if (size_ - at_ < 4) {
-        throw InputError(what_ + ": the RVL stream ends before its pixels do (at byte " + std::to_string(at_) +
-                         " of " + std::to_string(size_) + " of the RVL words)");
+        throw InputError(what_ + ": the RVL stream ends before its pixels do (at byte " + std::to_string(at_) + " of " +
+                         std::to_string(size_) + " of the RVL words)");
       }
       uint32_t w = 0;
       for (int i = 0; i < 4; ++i) w |= uint32_t{data_[at_ + i]} << (8 * i);

@@ -37,7 +37,8 @@ struct SqliteStorage::Impl {
   ~Impl() { sqlite3_close(db); }
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError("SQLite bag file '" + file.string() + "': " + what + ": " + (db ? sqlite3_errmsg(db) : "no database"));
+    throw InputError("SQLite bag file '" + file.string() + "': " + what + ": " +
+                     (db ? sqlite3_errmsg(db) : "no database"));
   }
 
   void prepare(Statement& st, const std::string& sql) const {
@@ -62,7 +63,8 @@ SqliteStorage::SqliteStorage(const std::filesystem::path& file) : impl_(std::mak
   }
   const std::set<std::string> cols = m.columns("topics");
   for (const char* need : {"id", "name", "type", "serialization_format"}) {
-    if (!cols.count(need)) m.fail(std::string("it has no topics table with a column '") + need + "' (not a rosbag2 bag?)");
+    if (!cols.count(need))
+      m.fail(std::string("it has no topics table with a column '") + need + "' (not a rosbag2 bag?)");
   }
   const std::set<std::string> msg_cols = m.columns("messages");
   for (const char* need : {"id", "topic_id", "timestamp", "data"}) {
@@ -99,7 +101,8 @@ void SqliteStorage::scan(const std::function<bool(int64_t, int64_t, int64_t, con
     last = sqlite3_column_int64(st.s, 0);
     const void* data = sqlite3_column_blob(st.s, 3);
     const auto n = static_cast<size_t>(sqlite3_column_bytes(st.s, 3));
-    if (!visit(last, sqlite3_column_int64(st.s, 1), sqlite3_column_int64(st.s, 2), static_cast<const uint8_t*>(data), n)) {
+    if (!visit(last, sqlite3_column_int64(st.s, 1), sqlite3_column_int64(st.s, 2), static_cast<const uint8_t*>(data),
+               n)) {
       return;
     }
   }

@@ -29,7 +29,7 @@ struct Channel {
   uint16_t id = 0;
   uint16_t schema_id = 0;
   std::string topic;
-  std::string message_encoding;  ///< "cdr"
+  std::string message_encoding;                 ///< "cdr"
   std::map<std::string, std::string> metadata;  ///< rosbag2: "offered_qos_profiles", "topic_type_hash"
 };
 
@@ -61,10 +61,10 @@ class Reader {
   Reader& operator=(const Reader&) = delete;
 
   const std::filesystem::path& file() const;
-  const std::string& profile() const;               ///< the Header's profile ("ros2")
-  const std::map<uint16_t, Schema>& schemas() const;   ///< every schema of the file
-  const std::map<uint16_t, Channel>& channels() const; ///< every channel of the file
-  bool has_summary() const;                          ///< a usable summary section was read
+  const std::string& profile() const;                   ///< the Header's profile ("ros2")
+  const std::map<uint16_t, Schema>& schemas() const;    ///< every schema of the file
+  const std::map<uint16_t, Channel>& channels() const;  ///< every channel of the file
+  bool has_summary() const;                             ///< a usable summary section was read
   /// Messages per channel as the summary's Statistics record counts them (empty without one).
   const std::map<uint16_t, uint64_t>& message_counts() const;
 
@@ -91,10 +91,10 @@ struct WriterOptions {
   std::string library = "depthmask";
   Compression compression = Compression::Zstd;
   uint64_t chunk_size = 4 * 1024 * 1024;  ///< a chunk is closed when its records reach this many bytes
-  bool index = true;                     ///< message indexes, chunk indexes, summary; false: no summary section
-  bool chunked = true;                   ///< false: Message records straight into the data section (as
-                                         ///< rosbag2's `fastwrite` preset writes them); no compression
-  int zstd_level = 1;                    ///< zstd's level for Compression::Zstd
+  bool index = true;                      ///< message indexes, chunk indexes, summary; false: no summary section
+  bool chunked = true;                    ///< false: Message records straight into the data section (as
+                                          ///< rosbag2's `fastwrite` preset writes them); no compression
+  int zstd_level = 1;                     ///< zstd's level for Compression::Zstd
 };
 
 /// Writes one MCAP file (the path gets a `.part` name until close() renames it; finished chunks are

@@ -20,9 +20,10 @@ enum class PixelRole { Depth, Mask, Color };
 
 /// What an image message decodes to, and what it says about its units.
 struct DecodedImage {
-  cv::Mat pixels;                ///< CV_16UC1 / CV_32FC1 depth, CV_8UC1 / CV_16UC1 mask, CV_8UC3 BGR colour
-  std::string encoding;          ///< the message's encoding (Image) or the compressed payload's ("16UC1", "32FC1", "mono8", "rgb8", ...)
-  double metres_per_unit = 0;    ///< depth only: 0.001 for 16UC1/mono16 (REP 118), 1 for 32FC1; 0 otherwise
+  cv::Mat pixels;        ///< CV_16UC1 / CV_32FC1 depth, CV_8UC1 / CV_16UC1 mask, CV_8UC3 BGR colour
+  std::string encoding;  ///< the message's encoding (Image) or the compressed payload's ("16UC1", "32FC1", "mono8",
+                         ///< "rgb8", ...)
+  double metres_per_unit = 0;  ///< depth only: 0.001 for 16UC1/mono16 (REP 118), 1 for 32FC1; 0 otherwise
 };
 
 /// sensor_msgs/Image → pixels: `step` padding dropped, `is_bigendian` honoured, rgb/rgba/bgra →
@@ -35,8 +36,7 @@ DecodedImage image_to_pixels(const Image& m, PixelRole role, size_t max_pixels, 
 /// image_transport's compressedDepth: its 12-byte ConfigHeader (int32 format, float depthQuantA,
 /// depthQuantB) then PNG (16UC1: plain 16-bit; 32FC1: inverse-depth quantised, depth = A / (q - B),
 /// q == 0 → NaN) or RVL (its width and height as two uint32 before the RVL words).
-DecodedImage compressed_to_pixels(const CompressedImage& m, PixelRole role, size_t max_pixels,
-                                  const std::string& what);
+DecodedImage compressed_to_pixels(const CompressedImage& m, PixelRole role, size_t max_pixels, const std::string& what);
 
 /// Pixels → sensor_msgs/Image (little-endian, step = width * pixel size): CV_32FC1 → "32FC1",
 /// CV_16UC1 → "16UC1", CV_8UC1 → "mono8", CV_8UC3 (BGR) → "bgr8".
