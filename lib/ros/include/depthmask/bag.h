@@ -80,6 +80,11 @@ struct TopicSpec {
   std::string offered_qos_profiles;  ///< "" → the default of a reliable, volatile, keep-last publisher
 };
 
+/// The offered_qos_profiles YAML text rosbag2 (Humble) records for a reliable, volatile, keep-last
+/// publisher: what an MCAP channel of the ros2 profile carries in its metadata, and what
+/// write_metadata writes for a TopicSpec without one.
+const std::string& default_offered_qos_profiles();
+
 /// One finished storage file's entry in metadata.yaml.
 struct FileSummary {
   std::string relative_path;    ///< relative to the bag folder
