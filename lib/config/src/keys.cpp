@@ -55,7 +55,8 @@ std::vector<Key> input_keys() {
                    "the camera_info topic; \"\" = detected, none = input.intrinsics")
                    .only({InputLayout::Rosbag2})
                    .not_in_hash_text()},
-              "rosbag2: the bag's topics the frames come from"),
+              "rosbag2: the bag's topics the frames come from")
+          .not_in_hash_text(),
       key("object", &S::object, Text{true, true}, "apc: the object whose masks/frame-{id}.<object>.mask.png to use")
           .only({InputLayout::Apc}),
       key("bop_masks", &S::bop_masks, Word{{"mask_visib", "mask"}}, "bop: the mask folder, mask_visib or mask")
