@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "depthmask/backend.h"
+#include "depthmask/bag_output.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
 #include "depthmask/doctor.h"
@@ -18,7 +19,6 @@
 #include "depthmask/pipeline.h"
 #include "depthmask/platform.h"
 #include "depthmask/report.h"
-#include "depthmask/bag_output.h"
 #include "depthmask/status.h"
 #include "depthmask/synth.h"
 #include "depthmask/version.h"

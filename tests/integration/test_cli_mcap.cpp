@@ -9,9 +9,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstring>
@@ -128,8 +128,9 @@ class CliMcap : public ::testing::Test {
 TEST_F(CliMcap, FolderRunWritesOneBagEqualToItsTiffs) {
   TempDir tmp;
   const fs::path in = dmcli::copy_sample(tmp / "in");
-  const auto r = run_bag(in, " --set output.mcap.mask=true --set output.mcap.reason=true "
-                                             "--set output.mcap.compressed_depth=true");
+  const auto r = run_bag(in,
+                         " --set output.mcap.mask=true --set output.mcap.reason=true "
+                         "--set output.mcap.compressed_depth=true");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_bag_matches_tiffs(in / "out", 8);
   const BagRead bag = read_bag(in / "out" / "depthmask.mcap");
@@ -151,8 +152,9 @@ TEST_F(CliMcap, FolderRunWritesOneBagEqualToItsTiffs) {
   }
   // A re-run finds everything done: the bag stays as it is.
   const auto bytes = dmtest::read_bytes(in / "out" / "depthmask.mcap");
-  const auto again = run_bag(in, " --set output.mcap.mask=true --set output.mcap.reason=true "
-                                                 "--set output.mcap.compressed_depth=true");
+  const auto again = run_bag(in,
+                             " --set output.mcap.mask=true --set output.mcap.reason=true "
+                             "--set output.mcap.compressed_depth=true");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(dmtest::read_bytes(in / "out" / "depthmask.mcap"), bytes);
   EXPECT_EQ(count_parts(in / "out"), 0u);

@@ -71,18 +71,20 @@ void BatchRun::finish_bag() {
   if (s_.interrupted) return;
   try {
     if (!every_frame_done(c, all_frames_)) {
-      detail::log().info("output.format mcap: the bag's parts are merged once every frame is done (the last run "
-                         "to finish, or `depthmask status {} --finalize`)",
-                         c.output.dir.string());
+      detail::log().info(
+          "output.format mcap: the bag's parts are merged once every frame is done (the last run "
+          "to finish, or `depthmask status {} --finalize`)",
+          c.output.dir.string());
       return;
     }
     const BagMerge m = finalize_bag(c.output.dir);
     if (!m.merged) {
       detail::log().info("output.format mcap: not merged: {}", m.why_not);
     } else if (m.depth_messages < all_frames_.size()) {
-      detail::log().warn("output.format mcap: the bag holds {} of the {} frame(s) the manifests record done (a "
-                         "part was removed?); --force redoes them",
-                         m.depth_messages, all_frames_.size());
+      detail::log().warn(
+          "output.format mcap: the bag holds {} of the {} frame(s) the manifests record done (a "
+          "part was removed?); --force redoes them",
+          m.depth_messages, all_frames_.size());
     }
   } catch (const Error& e) {
     detail::log().error("output.format mcap: the bag's parts could not be merged: {}", e.what());

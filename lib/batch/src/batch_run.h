@@ -50,7 +50,7 @@ struct Work {
   MaskParams params;
   std::vector<OutputFile> files;
   std::vector<BagMessage> messages;  // output.format mcap: the frame's, appended at commit
-  FrameStats stats;  // what the outputs kept, for the manifest
+  FrameStats stats;                  // what the outputs kept, for the manifest
   std::optional<FrameFailure> failure;
   std::exception_ptr fatal;  // stops the batch (the device is gone)
 

@@ -53,7 +53,8 @@ std::vector<fs::path> list_bag_parts(const fs::path& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (const auto seq = detail::bag_part_seq(name); seq && it->is_regular_file(ec)) found.emplace_back(*seq, it->path());
+    if (const auto seq = detail::bag_part_seq(name); seq && it->is_regular_file(ec))
+      found.emplace_back(*seq, it->path());
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> parts;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <system_error>
 
+#include "bag_parts.h"
 #include "depthmask/detail/bag_frame.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
@@ -20,7 +21,6 @@
 #include "depthmask/mcap.h"
 #include "depthmask/ros_image.h"
 #include "depthmask/ros_msgs.h"
-#include "bag_parts.h"
 
 namespace fs = std::filesystem;
 
@@ -113,8 +113,8 @@ struct BagOutput::Impl {
         schemas.emplace_back(t.type, writer->add_schema(t.type, "ros2msg", ros::message_definition(t.type)));
         s = schemas.end() - 1;
       }
-      channels.push_back(
-          writer->add_channel(s->second, t.name, "cdr", {{"offered_qos_profiles", bag::default_offered_qos_profiles()}}));
+      channels.push_back(writer->add_channel(s->second, t.name, "cdr",
+                                             {{"offered_qos_profiles", bag::default_offered_qos_profiles()}}));
     }
     detail::log().info("output.format mcap: this run's frames go to {}", path.filename().string());
   }
@@ -148,8 +148,8 @@ std::vector<BagMessage> BagOutput::encode(const FrameEntry& f, const FrameSlot& 
   }
   std::vector<BagMessage> msgs;
   msgs.push_back({0, t, ros::encode(ros::pixels_to_image(depth, header))});
-  ros::CameraInfo ci = f.bag && f.bag->camera_info ? *f.bag->camera_info
-                                                   : pinhole_info(frame_intrinsics(c, f), out.cols, out.rows);
+  ros::CameraInfo ci =
+      f.bag && f.bag->camera_info ? *f.bag->camera_info : pinhole_info(frame_intrinsics(c, f), out.cols, out.rows);
   ci.header = header;
   msgs.push_back({1, t, ros::encode(ci)});
   if (m.index.mask) {
