@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "depthmask/backend.h"
+#include "depthmask/bag_output.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
 #include "depthmask/doctor.h"
@@ -384,6 +385,18 @@ int cmd_status(const StatusCliOptions& o, const std::atomic<bool>& stop) {
     std::cout << s.to_text(o.all ? 0 : 20);
   }
   std::cout << std::flush;
+  if (o.finalize) {
+    // On stderr: stdout stays the status (--json, --missing).
+    if (!s.complete()) {
+      std::fprintf(stderr, "depthmask: --finalize: the folder is not complete; the bag's parts stay\n");
+    } else if (const BagMerge m = finalize_bag(*dir); m.merged) {
+      std::fprintf(stderr, "depthmask: bag written: %s (%llu message(s), %llu frame(s), from %zu file(s))\n",
+                   (*dir / kBagName).string().c_str(), static_cast<unsigned long long>(m.messages),
+                   static_cast<unsigned long long>(m.depth_messages), m.parts);
+    } else {
+      std::fprintf(stderr, "depthmask: --finalize: %s\n", m.why_not.c_str());
+    }
+  }
   return s.exit_code();
 }
 

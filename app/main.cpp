@@ -157,6 +157,9 @@ CLI::App* add_status(CLI::App& cli, StatusCliOptions& status) {
   status_cmd->add_flag("--missing", status.missing,
                        "Print only the manifest keys of the frames to rerun (missing and failed), one per line");
   status_cmd->add_flag("--json", status.json, "Print one JSON document (fields: docs/STATUS.md)");
+  status_cmd->add_flag("--finalize", status.finalize,
+                       "When complete, merge the parts of an output.format mcap bag into depthmask.mcap and "
+                       "metadata.yaml (docs/ROSBAG.md)");
   return status_cmd;
 }
 
