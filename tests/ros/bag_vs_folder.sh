@@ -37,8 +37,10 @@ while IFS='|' read -r name opts; do
   node "$here/make_bag.mjs" "$work/spec.json" "$out" $opts >/dev/null
   fix=$(node -e 'const m=require(process.argv[1]).fixture; process.stdout.write([m["input.depth"],m["input.mask"],m["input.color"]].join(" "))' "$out/manifest.json")
   read -r fdepth fmask fcolor <<<"$fix"
-  common=(--set output.format=[tiff,npy] --set output.preview=false)
-  "$bin" run --input "$out/bag" --output "$out/from-bag" "${common[@]}" >"$out/bag.log" 2>&1 ||
+  # NaN where dropped: what the output bag holds (REP 118), so its pixels compare with the NPY files.
+  common=(--set output.format=[tiff,npy] --set output.preview=false --set output.invalid=nan)
+  "$bin" run --input "$out/bag" --output "$out/from-bag" "${common[@]}" --set output.format=[tiff,npy,mcap] \
+    >"$out/bag.log" 2>&1 ||
     { echo "FAIL $name: run on the bag failed:"; tail -5 "$out/bag.log"; failed=1; continue; }
   "$bin" run --input "$out/fixture" --output "$out/from-folder" "${common[@]}" --set input.layout=pattern \
     --set "input.depth=$fdepth" --set "input.mask=$fmask" --set "input.color=$fcolor" \
@@ -53,9 +55,45 @@ while IFS='|' read -r name opts; do
   if [ "$n" -ne 16 ] || [ -n "$bad" ]; then
     echo "FAIL $name: $n files; differ or missing:${bad:- (file count)}"
     failed=1
-  else
-    echo "ok   $name: 8 frames, tiff and npy byte-identical to the folder run"
+    continue
   fi
+  # The output bag, read back by Foxglove's reader with CRCs checked: every schema parsed, every
+  # message decoded, the depth equal to the NPY of the same run, the input's stamps and frame ids kept.
+  if ! node "$here/read_bag.mjs" "$out/from-bag" --dump "$out/readback" --out "$out/readback.json" --quiet \
+    >"$out/readback.log" 2>&1; then
+    echo "FAIL $name: the output bag does not read back:"
+    tail -3 "$out/readback.log"
+    failed=1
+    continue
+  fi
+  node "$here/read_bag.mjs" "$out/bag" --out "$out/input.json" --quiet >/dev/null
+  if ! node - "$out/readback.json" "$out/manifest.json" "$out/readback" "$out/from-bag" "$out/input.json" <<'JS'
+const fs = require("fs");
+const [summaryFile, manifestFile, dumpDir, runDir, inputFile] = process.argv.slice(2);
+const s = JSON.parse(fs.readFileSync(summaryFile)), m = JSON.parse(fs.readFileSync(manifestFile));
+const input = JSON.parse(fs.readFileSync(inputFile));
+const inputDepth = new Map(input.messages.filter((e) => e.topic === m.topics.depth.name).map((e) => [e.stamp_ns, e.frame_id]));
+const fail = (w) => { console.error(w); process.exit(1); };
+const depth = s.messages.filter((e) => e.topic === "/depthmask/depth");
+const info = s.messages.filter((e) => e.topic === "/depthmask/camera_info");
+if (depth.length !== 8 || info.length !== 8) fail(`${depth.length} depth, ${info.length} camera_info messages; expected 8 each`);
+const want = m.frames.map((f) => String(f.depth_stamp_ns ?? f.stamp_ns)).sort();
+const got = depth.map((e) => e.stamp_ns).sort();
+if (JSON.stringify(want) !== JSON.stringify(got)) fail(`stamps ${got} differ from the input's ${want}`);
+for (const e of depth) {
+  if (e.encoding !== "32FC1") fail(`depth encoding ${e.encoding}`);
+  if (e.frame_id !== inputDepth.get(e.stamp_ns)) fail(`depth ${e.stamp_ns}: frame_id '${e.frame_id}', the input's '${inputDepth.get(e.stamp_ns)}'`);
+  const id = e.stamp_ns.padStart(19, "0");
+  const a = fs.readFileSync(`${dumpDir}/depthmask__depth/${id}.npy`), b = fs.readFileSync(`${runDir}/${id}.npy`);
+  if (!a.equals(b)) fail(`frame ${id}: the bag's depth differs from ${id}.npy`);
+}
+JS
+  then
+    echo "FAIL $name: the output bag's contents (above)"
+    failed=1
+    continue
+  fi
+  echo "ok   $name: 8 frames, tiff and npy byte-identical to the folder run; the output bag reads back equal"
 done <<'EOF'
 16UC1-zstd-jitter|--jitter-ms 3
 16UC1-lz4-noindex|--compression lz4 --no-index
@@ -72,5 +110,22 @@ sqlite3|--storage sqlite3 --jitter-ms 2
 sqlite3-message-zstd|--storage sqlite3 --message-compression zstd
 mcap-message-zstd|--message-compression zstd
 EOF
+# A bag cut short (a recorder killed mid-write): the frames before the cut are masked, the error
+# names the file and where it is damaged, and the run exits 1 (input).
+cut="$work/cut"
+mkdir -p "$cut"
+cp "$work/16UC1-zstd-jitter/bag/"* "$cut/"
+mcap="$cut/$(cd "$cut" && ls ./*.mcap | head -1)"
+truncate -s $(($(stat -c %s "$mcap") * 6 / 10)) "$mcap"
+status=0
+"$bin" run --input "$mcap" --output "$work/cut-out" --set output.preview=false >"$work/cut.log" 2>&1 || status=$?
+kept=$(ls "$work/cut-out"/*.tiff 2>/dev/null | wc -l)
+if [ "$status" -eq 1 ] && [ "$kept" -ge 1 ] && [ "$kept" -lt 8 ] && grep -q "$(basename "$mcap").*byte" "$work/cut.log"; then
+  echo "ok   truncated bag: $kept frames before the cut masked, exit 1, the error names the file and the byte"
+else
+  echo "FAIL truncated bag: exit $status, $kept frames written; its log:"
+  tail -5 "$work/cut.log"
+  failed=1
+fi
 echo "bag_vs_folder: $cases cases"
 exit $failed

@@ -47,6 +47,7 @@ struct Seen {
   int64_t stamp = 0;
   int64_t log_time = 0;
   bag::MessageRef ref;
+  std::string frame_id;  // header.frame_id (depth: the output bag copies the header)
 };
 
 // What the scan learnt of one topic.
@@ -96,7 +97,7 @@ void scan_messages(bag::Reader& bag, const std::vector<TopicScan*>& by_index) {
         s.encoding = s.kind == "image" ? ros::decode_image(data, size, what).encoding
                                        : ros::decode_compressed_image(data, size, what).format;
       }
-      s.images.push_back({h.stamp.nanoseconds(), m.log_time, m.ref});
+      s.images.push_back({h.stamp.nanoseconds(), m.log_time, m.ref, h.frame_id});
     } else if (s.kind == "camera_info") {
       ros::CameraInfo info = ros::decode_camera_info(data, size, what);
       s.infos.emplace_back(info.header.stamp.nanoseconds(), std::move(info));
@@ -368,6 +369,7 @@ void resolve_rosbag2(ResolvedInput& r) {
       frame->color = message_of(t.color, scans.at(t.color), color_msgs[to_color[i]]);
     }
     frame->header.stamp = ros::Time::from_nanoseconds(depth_msgs[i].stamp);
+    frame->header.frame_id = depth_msgs[i].frame_id;
     FrameEntry f;
     const std::string base = stamp_id(depth_msgs[i].stamp);
     const int n = repeats[base]++;
@@ -379,7 +381,6 @@ void resolve_rosbag2(ResolvedInput& r) {
     if (at != infos.begin()) {
       const ros::CameraInfo& info = std::prev(at)->second;
       frame->camera_info = info;
-      frame->header.frame_id = info.header.frame_id;
       f.intrinsics = intrinsics_of(info);
       if (has_distortion(info) && !warned_distortion) {
         warned_distortion = true;
