@@ -266,6 +266,12 @@ int cmd_synth(const SynthOptions& o) {
     throw ConfigError("--size '" + o.size + "': expected WIDTHxHEIGHT such as 640x480 (1..16384 each)");
   if (o.frames <= 0 || o.frames > 1000000)
     throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
+  if (o.format == "mcap") {
+    write_synthetic_bag(fs::path(o.output), o.frames, w, h);
+    std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d as a ROS 2 bag to %s\n  run it: depthmask run --input %s\n",
+                o.frames, w, h, o.output.c_str(), o.output.c_str());
+    return exit_codes::kOk;
+  }
   write_synthetic_dataset(fs::path(o.output), o.frames, w, h);
   std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames,
               w, h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());

@@ -58,6 +58,7 @@ struct SynthOptions {
   std::string output;
   int frames = 8;
   std::string size = "640x480";
+  std::string format = "png";  // png: a dataset folder; mcap: a ROS 2 bag
 };
 int cmd_synth(const SynthOptions& o);
 
