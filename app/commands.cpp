@@ -268,8 +268,9 @@ int cmd_synth(const SynthOptions& o) {
     throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
   if (o.format == "mcap") {
     write_synthetic_bag(fs::path(o.output), o.frames, w, h);
-    std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d as a ROS 2 bag to %s\n  run it: depthmask run --input %s\n",
-                o.frames, w, h, o.output.c_str(), o.output.c_str());
+    std::printf(
+        "depthmask: wrote %d synthetic frame(s) of %dx%d as a ROS 2 bag to %s\n  run it: depthmask run --input %s\n",
+        o.frames, w, h, o.output.c_str(), o.output.c_str());
     return exit_codes::kOk;
   }
   write_synthetic_dataset(fs::path(o.output), o.frames, w, h);

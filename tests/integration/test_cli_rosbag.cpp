@@ -77,7 +77,8 @@ TEST_F(CliRosbag, TheDoctorListsTheTopicsAndWhichTheRunReads) {
   const auto r = run_in(tmp.path(), "doctor --input bag");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "4 topics in the bag")) << r.output;
-  EXPECT_TRUE(contains(r.output, "/camera/depth/image_rect_raw  sensor_msgs/msg/Image (16UC1), 4 messages, 30.0 Hz  <- depth"))
+  EXPECT_TRUE(
+      contains(r.output, "/camera/depth/image_rect_raw  sensor_msgs/msg/Image (16UC1), 4 messages, 30.0 Hz  <- depth"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "/seg/mask  sensor_msgs/msg/Image (mono8)")) << r.output;
   EXPECT_TRUE(contains(r.output, "input.topics.camera_info: /camera/depth/camera_info")) << r.output;

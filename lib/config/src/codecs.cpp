@@ -60,8 +60,7 @@ void Text::write(Writer& w, const std::string& f) const {
   w.e << f;
 }
 
-void TextList::read(const YamlReader& r, const std::string& k, const YAML::Node& v,
-                    std::vector<std::string>& f) const {
+void TextList::read(const YamlReader& r, const std::string& k, const YAML::Node& v, std::vector<std::string>& f) const {
   std::vector<std::string> out;
   if (v.IsSequence()) {
     for (const YAML::Node& e : v) out.push_back(r.str(k, e));

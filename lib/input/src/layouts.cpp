@@ -256,9 +256,9 @@ ResolvedInput resolve_input(const Config& c) {
   r.config = c;
   const fs::path root = c.input.root;
   // A folder, or a bag that is one file (a lone .mcap).
-  DM_EXPECT(detail::is_dir(root) || (detail::is_file(root) && bag::Reader::is_bag(root)), InputError,
-            "input folder '" << root.string()
-                             << "' does not exist or is not a folder, nor an .mcap bag file (input.root)");
+  DM_EXPECT(
+      detail::is_dir(root) || (detail::is_file(root) && bag::Reader::is_bag(root)), InputError,
+      "input folder '" << root.string() << "' does not exist or is not a folder, nor an .mcap bag file (input.root)");
   if (c.input.layout == InputLayout::Auto) {
     LayoutGuess g = detect_layout(root);
     r.layout = g.layout;

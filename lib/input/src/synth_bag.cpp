@@ -47,8 +47,8 @@ void write_synthetic_bag(const fs::path& dir, int frames, int width, int height)
   std::map<std::string, uint16_t> schema, channel;
   for (const bag::TopicSpec& t : topics) {
     if (!schema.count(t.type)) schema[t.type] = w.add_schema(t.type, "ros2msg", ros::message_definition(t.type));
-    channel[t.name] = w.add_channel(schema[t.type], t.name, "cdr",
-                                    {{"offered_qos_profiles", bag::default_offered_qos_profiles()}});
+    channel[t.name] =
+        w.add_channel(schema[t.type], t.name, "cdr", {{"offered_qos_profiles", bag::default_offered_qos_profiles()}});
   }
   const Intrinsics k = synthetic_intrinsics(width, height);
   constexpr int64_t kStart = 1700000000LL * 1000000000LL;

@@ -95,9 +95,9 @@ size_t tum_beyond_tolerance(const Diagnosis& d, std::string& detail) {
   for (const FrameEntry& f : d.input.listing.frames) ids.insert(f.id);
   size_t n = 0;
   std::string ex;
-  for (const auto& d : depth) {
-    if (ids.count(fs::path(d.file).stem().string())) continue;
-    if (++n <= 3) ex += (ex.empty() ? "" : ", ") + cformat("%.6f", d.t);
+  for (const auto& entry : depth) {
+    if (ids.count(fs::path(entry.file).stem().string())) continue;
+    if (++n <= 3) ex += (ex.empty() ? "" : ", ") + cformat("%.6f", entry.t);
   }
   if (n)
     detail += plural(n, "depth image of depth.txt has", "depth images of depth.txt have") +
@@ -229,8 +229,8 @@ void check_sizes(Diagnosis& d) {
     if (dsize) depth.add(size_text(dsize->width, dsize->height), f.id);
     if (msize) mask.add(size_text(msize->width, msize->height), f.id);
     if (!f.color.empty())
-      if (const auto c = f.bag ? (f.bag->color ? bag_image_size(*f.bag, *f.bag->color) : std::nullopt)
-                               : header_size(f.color)) {
+      if (const auto c =
+              f.bag ? (f.bag->color ? bag_image_size(*f.bag, *f.bag->color) : std::nullopt) : header_size(f.color)) {
         color.add(size_text(c->width, c->height), f.id);
         if (msize && *c != *msize) ++color_differs;
       }

@@ -70,7 +70,7 @@ std::map<std::string, TopicScan> scan_bag(bag::Reader& bag, std::vector<std::str
   std::vector<TopicScan*> by_index;
   for (const bag::Topic& t : bag.topics()) {
     TopicScan& s = out[t.name];
-    s.kind = t.type == ros::kImageType              ? "image"
+    s.kind = t.type == ros::kImageType             ? "image"
              : t.type == ros::kCompressedImageType ? "compressed"
              : t.type == ros::kCameraInfoType      ? "camera_info"
                                                    : "other";
@@ -167,8 +167,10 @@ void check_topic(const ResolvedInput& r, const std::map<std::string, TopicScan>&
   const bool ok = std::any_of(kinds.begin(), kinds.end(), [&](const char* k) { return it->second.kind == k; });
   DM_EXPECT(ok, InputError,
             "config key '" << key << "' names topic " << topic << " of bag '" << r.config.input.root.string()
-                           << "', whose messages are not " << (it->second.kind == "camera_info" ? "images" : "of the "
-                                                                                                                "expected type")
+                           << "', whose messages are not "
+                           << (it->second.kind == "camera_info" ? "images"
+                                                                : "of the "
+                                                                  "expected type")
                            << " (" << it->second.kind << ")");
 }
 
@@ -179,10 +181,17 @@ Topics choose_topics(const ResolvedInput& r, const std::map<std::string, TopicSc
   for (const auto& [name, scan] : scans) {
     if (scan.kind == "camera_info") info.push_back(name);
     switch (role_of(name, scan)) {
-      case Role::Depth: depth.push_back(name); break;
-      case Role::Color: color.push_back(name); break;
-      case Role::Mask: mask.push_back(name); break;
-      case Role::None: break;
+      case Role::Depth:
+        depth.push_back(name);
+        break;
+      case Role::Color:
+        color.push_back(name);
+        break;
+      case Role::Mask:
+        mask.push_back(name);
+        break;
+      case Role::None:
+        break;
     }
   }
   const std::string where = "bag '" + r.config.input.root.string() + "'";
@@ -257,8 +266,8 @@ BagImageMessage message_of(const std::string& topic, const TopicScan& s, const S
 }
 
 void add_unpaired(ResolvedInput& r, const std::string& topic, const Seen& s) {
-  add_unmatched(r.listing, fs::path(r.config.input.root) / (topic.substr(topic.find_first_not_of('/')) + "@" +
-                                                            stamp_id(s.stamp)));
+  add_unmatched(r.listing,
+                fs::path(r.config.input.root) / (topic.substr(topic.find_first_not_of('/')) + "@" + stamp_id(s.stamp)));
 }
 
 // Every topic of the bag, with what the run reads from it (ResolvedInput::topics, for the doctor).
@@ -290,21 +299,22 @@ void resolve_rosbag2(ResolvedInput& r) {
   refuse_pattern_key(r, "input.mask", "the bag's mask topics (input.topics.mask)");
   refuse_pattern_key(r, "input.color", "the bag's colour topic (input.topics.color)");
   DM_EXPECT(!e.mask.per_instance, ConfigError,
-            "config key 'mask.per_instance' does not apply to " << layout_label(r)
-                                                                << ": a bag's mask topics unite into one mask per frame");
+            "config key 'mask.per_instance' does not apply to "
+                << layout_label(r) << ": a bag's mask topics unite into one mask per frame");
   auto bag = std::make_shared<bag::Reader>(e.input.root);
   std::map<std::string, TopicScan> scans = scan_bag(*bag, r.listing.damaged);
   const Topics t = choose_topics(r, scans);
   TopicScan& depth = scans.at(t.depth);
   if (depth.kind == "image" && (depth.encoding == "16UC1" || depth.encoding == "mono16"))
     layout_default(r, "depth.scale", e.depth.scale, 0.001);  // REP 118: 16-bit depth is millimetres
-  detail::log().info("rosbag2: depth {} ({}), mask {}, colour {}, camera_info {}", t.depth, depth.encoding,
-                     [&] {
-                       std::string s;
-                       for (const std::string& m : t.masks) s += (s.empty() ? "" : " + ") + m;
-                       return s;
-                     }(),
-                     t.color.empty() ? "none" : t.color, t.camera_info.empty() ? "none (input.intrinsics)" : t.camera_info);
+  detail::log().info(
+      "rosbag2: depth {} ({}), mask {}, colour {}, camera_info {}", t.depth, depth.encoding,
+      [&] {
+        std::string s;
+        for (const std::string& m : t.masks) s += (s.empty() ? "" : " + ") + m;
+        return s;
+      }(),
+      t.color.empty() ? "none" : t.color, t.camera_info.empty() ? "none (input.intrinsics)" : t.camera_info);
 
   list_topics(r, *bag, scans, t);
 
@@ -384,9 +394,10 @@ void resolve_rosbag2(ResolvedInput& r) {
       f.intrinsics = intrinsics_of(info);
       if (has_distortion(info) && !warned_distortion) {
         warned_distortion = true;
-        detail::log().warn("rosbag2: camera_info {} has {} distortion coefficients; they are ignored (depthmask "
-                           "masks the image as recorded, on its own pixel grid)",
-                           t.camera_info, info.distortion_model.empty() ? "unnamed" : info.distortion_model);
+        detail::log().warn(
+            "rosbag2: camera_info {} has {} distortion coefficients; they are ignored (depthmask "
+            "masks the image as recorded, on its own pixel grid)",
+            t.camera_info, info.distortion_model.empty() ? "unnamed" : info.distortion_model);
       }
     } else if (!t.camera_info.empty()) {
       ++without_info;

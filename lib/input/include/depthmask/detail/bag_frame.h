@@ -19,15 +19,15 @@ struct BagImageMessage {
   std::string topic;
   bool compressed = false;  ///< sensor_msgs/msg/CompressedImage (else Image)
   bag::MessageRef ref;
-  int64_t stamp_ns = 0;     ///< header.stamp
+  int64_t stamp_ns = 0;  ///< header.stamp
 };
 
 struct BagFrame {
   std::shared_ptr<const bag::Reader> bag;
   BagImageMessage depth;
-  std::vector<BagImageMessage> masks;    ///< one per mask topic, united
-  std::optional<BagImageMessage> color;  ///< none when the bag has no colour topic or none paired
-  ros::Header header;                    ///< the depth message's header (the output bag copies it)
+  std::vector<BagImageMessage> masks;          ///< one per mask topic, united
+  std::optional<BagImageMessage> color;        ///< none when the bag has no colour topic or none paired
+  ros::Header header;                          ///< the depth message's header (the output bag copies it)
   std::optional<ros::CameraInfo> camera_info;  ///< the latest at or before the depth stamp
 };
 
