@@ -138,7 +138,10 @@ TEST(ConfigTable, HashAndLayoutColumns) {
       EXPECT_EQ(k.layouts, std::vector<dm::InputLayout>{dm::InputLayout::Bop});
     }
     if (k.name == "input.max_time_diff") {
-      EXPECT_EQ(k.layouts, std::vector<dm::InputLayout>{dm::InputLayout::Tum});
+      EXPECT_EQ(k.layouts, (std::vector<dm::InputLayout>{dm::InputLayout::Tum, dm::InputLayout::Rosbag2}));
+    }
+    if (k.name.rfind("input.topics.", 0) == 0) {
+      EXPECT_EQ(k.layouts, std::vector<dm::InputLayout>{dm::InputLayout::Rosbag2}) << k.name;
     }
     if (k.name == "depth.scale") {
       EXPECT_TRUE(k.layouts.empty());
