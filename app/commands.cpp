@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "depthmask/backend.h"
+#include "depthmask/bag_output.h"
 #include "depthmask/bench/bench.h"
 #include "depthmask/config.h"
 #include "depthmask/doctor.h"
@@ -265,6 +266,13 @@ int cmd_synth(const SynthOptions& o) {
     throw ConfigError("--size '" + o.size + "': expected WIDTHxHEIGHT such as 640x480 (1..16384 each)");
   if (o.frames <= 0 || o.frames > 1000000)
     throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
+  if (o.format == "mcap") {
+    write_synthetic_bag(fs::path(o.output), o.frames, w, h);
+    std::printf(
+        "depthmask: wrote %d synthetic frame(s) of %dx%d as a ROS 2 bag to %s\n  run it: depthmask run --input %s\n",
+        o.frames, w, h, o.output.c_str(), o.output.c_str());
+    return exit_codes::kOk;
+  }
   write_synthetic_dataset(fs::path(o.output), o.frames, w, h);
   std::printf("depthmask: wrote %d synthetic frame(s) of %dx%d to %s\n  run it: depthmask run --config %s\n", o.frames,
               w, h, o.output.c_str(), (fs::path(o.output) / "depthmask.yaml").string().c_str());
@@ -384,6 +392,18 @@ int cmd_status(const StatusCliOptions& o, const std::atomic<bool>& stop) {
     std::cout << s.to_text(o.all ? 0 : 20);
   }
   std::cout << std::flush;
+  if (o.finalize) {
+    // On stderr: stdout stays the status (--json, --missing).
+    if (!s.complete()) {
+      std::fprintf(stderr, "depthmask: --finalize: the folder is not complete; the bag's parts stay\n");
+    } else if (const BagMerge m = finalize_bag(*dir); m.merged) {
+      std::fprintf(stderr, "depthmask: bag written: %s (%llu message(s), %llu frame(s), from %zu file(s))\n",
+                   (*dir / kBagName).string().c_str(), static_cast<unsigned long long>(m.messages),
+                   static_cast<unsigned long long>(m.depth_messages), m.parts);
+    } else {
+      std::fprintf(stderr, "depthmask: --finalize: %s\n", m.why_not.c_str());
+    }
+  }
   return s.exit_code();
 }
 

@@ -58,6 +58,7 @@ struct SynthOptions {
   std::string output;
   int frames = 8;
   std::string size = "640x480";
+  std::string format = "png";  // png: a dataset folder; mcap: a ROS 2 bag
 };
 int cmd_synth(const SynthOptions& o);
 
@@ -86,10 +87,11 @@ struct StatusCliOptions {
   std::optional<std::string> output_dir, config, input;
   std::optional<std::string> backend;  // accepted as `run` takes it; outputs do not depend on it
   std::vector<std::string> sets;
-  bool verify = false;   // --verify: CRC-32s too, not only sizes
-  bool all = false;      // --all: every failed and missing frame, not the first 20
-  bool missing = false;  // --missing: only the keys of the frames to rerun, one per line
-  bool json = false;     // --json: one JSON document (docs/STATUS.md)
+  bool verify = false;    // --verify: CRC-32s too, not only sizes
+  bool all = false;       // --all: every failed and missing frame, not the first 20
+  bool missing = false;   // --missing: only the keys of the frames to rerun, one per line
+  bool json = false;      // --json: one JSON document (docs/STATUS.md)
+  bool finalize = false;  // --finalize: merge the bag's parts when the folder is complete (bag_output.h)
 };
 // Prints the status of an output folder's manifests (status.h). Exit 0 when complete, 1 when not (or
 // when the input cannot be listed), 2 for usage and configuration errors.

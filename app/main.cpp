@@ -115,6 +115,9 @@ CLI::App* add_synth(CLI::App& cli, SynthOptions& synth) {
   synth_cmd->add_option("-o,--output", synth.output, "Output folder")->required();
   synth_cmd->add_option("-n,--frames", synth.frames, "Number of frames")->capture_default_str();
   synth_cmd->add_option("-s,--size", synth.size, "Frame size WIDTHxHEIGHT")->capture_default_str();
+  synth_cmd->add_option("--format", synth.format, "png: a dataset folder of PNGs; mcap: a ROS 2 bag (MCAP)")
+      ->check(CLI::IsMember({"png", "mcap"}))
+      ->capture_default_str();
   return synth_cmd;
 }
 
@@ -157,6 +160,9 @@ CLI::App* add_status(CLI::App& cli, StatusCliOptions& status) {
   status_cmd->add_flag("--missing", status.missing,
                        "Print only the manifest keys of the frames to rerun (missing and failed), one per line");
   status_cmd->add_flag("--json", status.json, "Print one JSON document (fields: docs/STATUS.md)");
+  status_cmd->add_flag("--finalize", status.finalize,
+                       "When complete, merge the parts of an output.format mcap bag into depthmask.mcap and "
+                       "metadata.yaml (docs/ROSBAG.md)");
   return status_cmd;
 }
 

@@ -53,6 +53,15 @@ compare_outputs() {
   return $status
 }
 
+compare_bag_outputs() {
+  local status=0
+  for b in copy zero_copy managed; do
+    if diff -rq -x depthmask-run.json "$work/bag-cpu" "$work/bag-$b" >/dev/null; then
+      echo "bag $b: identical to cpu ($(ls "$work/bag-cpu" | wc -l) files, depthmask.mcap included)"
+    else echo "bag $b: outputs differ from cpu"; diff -rq -x depthmask-run.json "$work/bag-cpu" "$work/bag-$b" | head; status=1; fi
+  done
+  return $status
+}
 # GPU_CHECK_PARTS: all (default), tests (no sanitizers) or sanitizers — to split the work over two
 # calls where one call's time is limited.
 parts=${GPU_CHECK_PARTS:-all}
@@ -62,6 +71,14 @@ if [ "$parts" != sanitizers ]; then
     step "run-$b" bin depthmask run --config "$root/config/default.yaml" --backend "$b" --output "$work/out-$b"
   done
   step compare-backends compare_outputs
+  # A ROS 2 bag in (synth --format mcap) and out (the mcap format) on every backend: the same bytes.
+  if bin depthmask synth -o "$work/bag" --frames 6 --size 640x480 --format mcap >"$logs/bag-synth.log" 2>&1; then
+    for b in cpu copy zero_copy managed; do
+      step "bag-run-$b" bin depthmask run --input "$work/bag" --backend "$b" --output "$work/bag-$b" \
+        --set output.format=[tiff,npy,mcap] --set output.preview=false
+    done
+    step compare-bag-backends compare_bag_outputs
+  fi
   [ "$parts" = all ] && step unit-tests bin depthmask_unit_tests
   step gpu-tests bin depthmask_gpu_tests
   step cli-tests bin depthmask_cli_tests

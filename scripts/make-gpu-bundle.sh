@@ -17,7 +17,7 @@ extras=(data config scripts/gpu-check.sh)
 [ -d ../shared/data ] && extras+=(../shared/data)
 [ -d python ] && extras+=(python)
 bins=("$build/depthmask" "$build/libdepthmask.so.0" "$build"/depthmask_*_tests)
-for extra in depthmask_microbench depthmask_live_subscriber depthmask_codec_bench; do
+for extra in depthmask_microbench depthmask_live_subscriber depthmask_codec_bench depthmask_bag_bench; do
   [ -x "$build/$extra" ] && bins+=("$build/$extra")
 done
 bash "$bundler" "$out" "${bins[@]}" -- "${extras[@]}"

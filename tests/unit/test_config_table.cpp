@@ -138,7 +138,10 @@ TEST(ConfigTable, HashAndLayoutColumns) {
       EXPECT_EQ(k.layouts, std::vector<dm::InputLayout>{dm::InputLayout::Bop});
     }
     if (k.name == "input.max_time_diff") {
-      EXPECT_EQ(k.layouts, std::vector<dm::InputLayout>{dm::InputLayout::Tum});
+      EXPECT_EQ(k.layouts, (std::vector<dm::InputLayout>{dm::InputLayout::Tum, dm::InputLayout::Rosbag2}));
+    }
+    if (k.name.rfind("input.topics.", 0) == 0) {
+      EXPECT_EQ(k.layouts, std::vector<dm::InputLayout>{dm::InputLayout::Rosbag2}) << k.name;
     }
     if (k.name == "depth.scale") {
       EXPECT_TRUE(k.layouts.empty());
@@ -185,6 +188,28 @@ TEST(ConfigTable, TheSettingsHashTextOfTheDefaultsIsUnchanged) {
   c.input.intrinsics = k;
   EXPECT_TRUE(Contains(dm::settings_yaml(c), "intrinsics: {fx: 2, fy: 2, cx: 0, cy: 0}"));
   EXPECT_TRUE(Contains(dm::to_yaml(c), "intrinsics: /cam/K.txt"));
+}
+
+// output.mcap shapes the bag only: in the hash where output.format has mcap, nowhere else, so that
+// adding the section changed no existing settings hash (the test above).
+TEST(ConfigTable, TheMcapSectionIsHashedOnlyWithTheMcapFormat) {
+  TempDir tmp;
+  auto load = [&](std::vector<std::string> sets) {
+    std::vector<dm::Override> o;
+    for (const auto& s : sets) o.push_back(dm::parse_override(s));
+    return dm::load_config(std::nullopt, o, tmp.path());
+  };
+  const dm::Config tiff = load({});
+  EXPECT_EQ(dm::settings_yaml(load({"output.mcap.namespace=/other", "output.mcap.fps=10"})), dm::settings_yaml(tiff));
+  const dm::Config bag = load({"output.format=[tiff,mcap]"});
+  EXPECT_TRUE(Contains(dm::settings_yaml(bag), "format: [tiff, mcap]"));
+  EXPECT_TRUE(Contains(dm::settings_yaml(bag), "mcap:\n    namespace: /depthmask"));
+  EXPECT_NE(dm::settings_yaml(load({"output.format=[tiff,mcap]", "output.mcap.namespace=/other"})),
+            dm::settings_yaml(bag));
+  EXPECT_EQ(load({"output.mcap.namespace=/a/b_1"}).output.mcap.ns, "/a/b_1");
+  for (const char* bad : {"output.mcap.namespace=depthmask", "output.mcap.namespace=/a//b", "output.mcap.namespace=/a/",
+                          "output.mcap.namespace=/a-b", "output.mcap.fps=0"})
+    EXPECT_THROW(load({bad}), dm::ConfigError) << bad;
 }
 
 TEST(ConfigTable, LimitsAreTheKernelsConstants) {

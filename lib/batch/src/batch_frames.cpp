@@ -96,6 +96,7 @@ Work* BatchRun::take(tbb::flow_control& fc) {
   w->resumed = finished_before_[next_];
   w->finished = false;
   w->files.clear();
+  w->messages.clear();
   w->stats = FrameStats{};
   w->failure.reset();
   w->fatal = nullptr;
@@ -117,6 +118,7 @@ Work* BatchRun::decode(Work* w) {
         [&](const FrameSlot& masked, const std::string& id) { units_.observe(masked, w->params, id); }, &w->writer);
     w->files = std::move(out.files);
     w->stats = std::move(out.stats);
+    if (bag_) w->messages = bag_->encode(f, w->slot);  // the union of the instances (no per_instance)
     w->finished = true;
   });
   return w;
@@ -135,6 +137,7 @@ Work* BatchRun::write(Work* w) {
   stage(*w, [&] {
     units_.observe(w->slot, w->params, w->frame->id);
     w->files = w->writer.write(*w->frame, w->slot, &w->stats);
+    if (bag_) w->messages = bag_->encode(*w->frame, w->slot);
     w->finished = true;
   });
   if (stop_at_failure_ && (w->failure || w->fatal)) stopping_after_ = w->index;
@@ -164,6 +167,9 @@ void BatchRun::commit(Work* w) {
     detail::log().info("{}", three_channel_depth_note(f.depth));
   }
   if (ok) {
+    // The frame's chunk is in the bag's part before its record is in the manifest: a frame the
+    // manifest names done is in some part.
+    if (bag_) bag_->append(std::move(w->messages));
     resume_->finished(f, std::move(w->files), std::move(w->stats));
     ++s_.ok;
   } else {

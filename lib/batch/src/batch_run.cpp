@@ -69,9 +69,11 @@ RunSummary BatchRun::run() {
       resume_->flush();
     } catch (...) {
     }
+    bag_.reset();  // the part closed: every frame it holds is readable
     throw;
   }
   finish();
+  if (bag_) finish_bag();
   return std::move(s_);
 }
 
@@ -100,7 +102,14 @@ void BatchRun::prepare() {
     for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
     detail::log().info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
   }
+  for (const std::string& d : listing.damaged)  // a damaged bag: its frames before the damage run
+    s_.failures.push_back(FrameFailure{"", d, Failure::Input});
   check_outputs_spare_inputs(c, listing);  // every frame's, not only this shard's: they share the folder
+  if (writes_bag(c)) {
+    DM_EXPECT(!c.mask.per_instance, ConfigError,
+              "output.format mcap writes one depth message per frame: it does not take mask.per_instance");
+    all_frames_ = listing.frames;
+  }
   if (shard_) {
     const size_t all = listing.frames.size();
     listing.frames = shard_frames(listing.frames, *shard_);
@@ -133,6 +142,7 @@ void BatchRun::prepare() {
   if (const size_t n = remove_stale_temp_files(c.output.dir))
     detail::log().info("removed {} temporary file(s) an interrupted run left in {}", n, c.output.dir.string());
   finished_before_ = resume_->plan(listing.frames);
+  if (writes_bag(c)) prepare_bag();
   try {
     // The record says what runs here from now on (`status OUT` reads it), and again at the end.
     write_run_record_started(c);

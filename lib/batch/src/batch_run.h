@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/bag_output.h"
 #include "depthmask/frame.h"
 #include "depthmask/frame_writer.h"
 #include "depthmask/layouts.h"
@@ -48,7 +49,8 @@ struct Work {
   bool finished = false;  // all outputs written
   MaskParams params;
   std::vector<OutputFile> files;
-  FrameStats stats;  // what the outputs kept, for the manifest
+  std::vector<BagMessage> messages;  // output.format mcap: the frame's, appended at commit
+  FrameStats stats;                  // what the outputs kept, for the manifest
   std::optional<FrameFailure> failure;
   std::exception_ptr fatal;  // stops the batch (the device is gone)
 
@@ -88,6 +90,10 @@ class BatchRun {
   // Finish: save the manifest (a failure is the summary's manifest_error, not an exception), count,
   // write the run record (report.h).
   void finish();
+  // output.format mcap (batch_bag.cpp): the bag's part opened (the lock taken) before the first frame;
+  // after the run, closed, and the parts merged when the folder holds every frame of the listing.
+  void prepare_bag();
+  void finish_bag();
 
   // run.on_error: stop — the index of the failed frame, once one failed: no later frame is admitted,
   // written or committed.
@@ -118,6 +124,9 @@ class BatchRun {
   std::optional<Shard> shard_;       // this run's share; none: every frame
   std::optional<ShardLock> lock_;    // held from before the first file is touched to the end
   std::optional<ResumeLog> resume_;  // holds a pointer to input_.config
+  std::optional<BagLock> bag_lock_;  // output.format mcap: held shared while this run writes its part
+  std::optional<BagOutput> bag_;
+  std::vector<FrameEntry> all_frames_;  // output.format mcap: every shard's, for the merge's check
   std::vector<bool> finished_before_;
   MaskParams params_;
   bool stop_at_failure_ = false;

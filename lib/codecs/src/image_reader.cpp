@@ -301,13 +301,17 @@ cv::Mat ImageReader::unite(const Instances& instances, const MaskParams& params,
               "mask file '" << file.string() << "' is " << m.cols << "x" << m.rows << " but mask file '"
                             << instances.front().second.string() << "' of the same frame is " << acc.cols << "x"
                             << acc.rows << "; expected every instance mask of a frame to have the same size");
-    if (m.type() == CV_8UC1)
-      or_tests<uint8_t>(m, params, acc);
-    else
-      or_tests<uint16_t>(m, params, acc);
+    or_mask_tests(m, params, acc);
   }
   target.written();
   return acc;
+}
+
+void or_mask_tests(const cv::Mat& mask, const MaskParams& params, cv::Mat& acc) {
+  if (mask.type() == CV_8UC1)
+    or_tests<uint8_t>(mask, params, acc);
+  else
+    or_tests<uint16_t>(mask, params, acc);
 }
 
 cv::Mat ImageReader::read_instance_union(const Instances& instances, const MaskParams& params, MemoryBackend& backend,

@@ -60,6 +60,18 @@ void Text::write(Writer& w, const std::string& f) const {
   w.e << f;
 }
 
+void TextList::read(const YamlReader& r, const std::string& k, const YAML::Node& v, std::vector<std::string>& f) const {
+  std::vector<std::string> out;
+  if (v.IsSequence()) {
+    for (const YAML::Node& e : v) out.push_back(r.str(k, e));
+  } else if (!v.IsNull()) {
+    out.push_back(r.str(k, v));
+  }
+  for (const std::string& s : out)
+    if (s.empty()) r.fail(k, v, "expected topic names such as /seg/mask, got an empty one");
+  f = std::move(out);
+}
+
 void Pattern::read(const YamlReader& r, const std::string& k, const YAML::Node& v, std::string& f) const {
   if (optional && v.IsNull()) {
     f.clear();

@@ -166,6 +166,12 @@ struct RawList {
   void write(Writer& w, const std::vector<uint32_t>& f) const { w.e << YAML::Flow << f; }
 };
 
+// A list of strings (a single string is a list of one; ~ or [] is none): input.topics.mask.
+struct TextList {
+  void read(const YamlReader& r, const std::string& k, const YAML::Node& v, std::vector<std::string>& f) const;
+  void write(Writer& w, const std::vector<std::string>& f) const { w.e << YAML::Flow << f; }
+};
+
 // mask.threshold_fraction: ~ or a fraction in [0, 1].
 struct Fraction {
   void read(const YamlReader& r, const std::string& k, const YAML::Node& v, std::optional<double>& f) const;

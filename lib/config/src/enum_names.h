@@ -17,13 +17,13 @@ inline constexpr EnumName<BackendKind> kBackendKinds[] = {{BackendKind::Auto, "a
                                                           {BackendKind::Cpu, "cpu"}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{OnError::Skip, "skip"}, {OnError::Stop, "stop"}};
 inline constexpr EnumName<OutputFormat> kOutputFormats[] = {
-    {OutputFormat::Tiff, "tiff"},    {OutputFormat::Npy, "npy"}, {OutputFormat::Exr, "exr"},
-    {OutputFormat::Png16, "png16"},  {OutputFormat::Ply, "ply"}, {OutputFormat::Json, "json"},
-    {OutputFormat::Reason, "reason"}};
+    {OutputFormat::Tiff, "tiff"},     {OutputFormat::Npy, "npy"},  {OutputFormat::Exr, "exr"},
+    {OutputFormat::Png16, "png16"},   {OutputFormat::Ply, "ply"},  {OutputFormat::Json, "json"},
+    {OutputFormat::Reason, "reason"}, {OutputFormat::Mcap, "mcap"}};
 inline constexpr EnumName<InputLayout> kInputLayouts[] = {
     {InputLayout::Auto, "auto"},           {InputLayout::Pattern, "pattern"}, {InputLayout::Apc, "apc"},
     {InputLayout::SevenScenes, "7scenes"}, {InputLayout::Bop, "bop"},         {InputLayout::Tum, "tum"},
-    {InputLayout::YcbInEOAT, "ycbineoat"}};
+    {InputLayout::YcbInEOAT, "ycbineoat"}, {InputLayout::Rosbag2, "rosbag2"}};
 inline constexpr EnumName<DepthEncoding> kDepthEncodings[] = {{DepthEncoding::Plain, "plain"},
                                                               {DepthEncoding::Apc, "apc"}};
 inline constexpr EnumName<RegistrationMode> kRegistrationModes[] = {{RegistrationMode::Auto, "auto"},

@@ -5,6 +5,8 @@
 // `.only({...})` names the layouts it applies to (a "has no effect" warning for the others). The
 // default is the field's initializer in config.h. Adding a key: its field in config.h and one row
 // here (outside the hash: `.not_in_hash_text()`).
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -37,8 +39,24 @@ std::vector<Key> input_keys() {
       key("color", &S::color, Pattern{true}, "the color files (optional: frames without one get none); ~ for none"),
       intrinsics_key("{fx, fy, cx, cy[, width, height]}, a YAML file of those, or a 3x3 K text file; ~ for none"),
       key("max_time_diff", &S::max_time_diff, Number{above(0), "must be > 0 seconds"},
-          "tum: seconds between associated depth and rgb/mask timestamps")
-          .only({InputLayout::Tum}),
+          "tum, rosbag2: seconds between associated depth and rgb/mask timestamps")
+          .only({InputLayout::Tum, InputLayout::Rosbag2}),
+      map_key("topics",
+              {key("depth", &S::Topics::depth, Text{true}, "the depth topic; \"\" = detected")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text(),
+               key("color", &S::Topics::color, Text{true}, "the colour topic; \"\" = detected, none = no colour")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text(),
+               key("mask", &S::Topics::mask, TextList{}, "the mask topic(s), united; [] = detected")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text(),
+               key("camera_info", &S::Topics::camera_info, Text{true},
+                   "the camera_info topic; \"\" = detected, none = input.intrinsics")
+                   .only({InputLayout::Rosbag2})
+                   .not_in_hash_text()},
+              "rosbag2: the bag's topics the frames come from")
+          .not_in_hash_text(),
       key("object", &S::object, Text{true, true}, "apc: the object whose masks/frame-{id}.<object>.mask.png to use")
           .only({InputLayout::Apc}),
       key("bop_masks", &S::bop_masks, Word{{"mask_visib", "mask"}}, "bop: the mask folder, mask_visib or mask")
@@ -89,15 +107,49 @@ std::vector<Key> registration_keys() {
   };
 }
 
+bool writes_mcap(const Config& c) {
+  const auto& f = c.output.formats;
+  return std::find(f.begin(), f.end(), OutputFormat::Mcap) != f.end();
+}
+// A ROS namespace: '/' then names of letters, digits and '_' joined by single '/'s ("/" alone too).
+bool is_ros_namespace(const std::string& s) {
+  if (s.empty() || s[0] != '/') return false;
+  if (s.size() == 1) return true;
+  if (s.back() == '/') return false;
+  for (size_t i = 1; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (c == '/' ? s[i - 1] == '/' : !word) return false;
+  }
+  return true;
+}
+
+std::vector<Key> mcap_keys() {
+  using S = OutputConfig::Mcap;
+  return {
+      key("namespace", &S::ns,
+          Text{false, false, false, is_ros_namespace, "expected a ROS namespace such as /depthmask"},
+          "the topics' namespace: <ns>/depth, <ns>/camera_info, <ns>/mask, <ns>/reason"),
+      key("mask", &S::mask, Flag{}, "also <ns>/mask: mono8, 255 where the depth was kept"),
+      key("reason", &S::reason, Flag{}, "also <ns>/reason: mono8, why each pixel was dropped (0 = kept)"),
+      key("compressed_depth", &S::compressed_depth, Flag{}, "also <ns>/depth/compressedDepth (32FC1, PNG)"),
+      key("fps", &S::fps, Number{above(0), "must be > 0 frames per second"},
+          "stamps of frames without a timestamp (folder inputs): frame index / fps seconds"),
+      key("frame_id", &S::frame_id, Text{}, "header.frame_id of frames whose input has none (folder inputs)"),
+  };
+}
+
 std::vector<Key> output_keys() {
   using S = OutputConfig;
   return {
       key("dir", &S::dir, Path{}, "the output folder").not_hashed(),
-      key("format", &S::formats, Formats{}, "one format or a list: tiff, npy, exr, png16, ply, json, reason"),
+      key("format", &S::formats, Formats{}, "one format or a list: tiff, npy, exr, png16, ply, json, reason, mcap"),
       key("invalid", &S::invalid, Float32{}, "the value of masked-out pixels: 0, nan or any number"),
       key("preview", &S::preview, Flag{}, "write a preview image beside each output"),
       key("fsync", &S::fsync, Flag{}, "fsync each file before the rename that publishes it").not_hashed(),
       key("layout", &S::layout, one_of(kOutputLayouts), "flat, or mirror: the input's folders and file names"),
+      map_key("mcap", mcap_keys(), "output.format mcap: the ROS 2 bag's topics and stamps")
+          .in_hash_text_only_if(writes_mcap),
   };
 }
 

@@ -42,11 +42,13 @@ struct Part;
     }                                    \
   }
 DEPTHMASK_CONFIG_PART(InputConfig, input);
+DEPTHMASK_CONFIG_PART(InputConfig::Topics, input.topics);
 DEPTHMASK_CONFIG_PART(DepthConfig, depth);
 DEPTHMASK_CONFIG_PART(MaskConfig, mask);
 DEPTHMASK_CONFIG_PART(RegistrationConfig, registration);
 DEPTHMASK_CONFIG_PART(Distortion, registration.depth_distortion);
 DEPTHMASK_CONFIG_PART(OutputConfig, output);
+DEPTHMASK_CONFIG_PART(OutputConfig::Mcap, output.mcap);
 DEPTHMASK_CONFIG_PART(BackendConfig, backend);
 DEPTHMASK_CONFIG_PART(RunConfig, run);
 DEPTHMASK_CONFIG_PART(LiveConfig, live);
@@ -71,6 +73,9 @@ struct Key {
   // existed and outside the hash are left out of it, so that adding them changes no settings hash:
   // every manifest written before stays resumable.
   bool in_hash_text = true;
+  // In the hash and its text only where this holds of the configuration (a section that only shapes
+  // the outputs of a format added after manifests existed: output.mcap); null: always.
+  bool (*in_hash_text_if)(const Config&) = nullptr;
   uint32_t layouts = 0;  // bit (1 << InputLayout) per layout the key applies to; 0: every layout
   // How an override's text is read (override_value in read.cpp): as YAML, or (a string or path field)
   // as written unless it opens with a quote or is null, so `input.depth={id}.png` needs no YAML quotes;
@@ -98,6 +103,11 @@ struct Key {
   Key not_in_hash_text() && {
     hashed = false;
     in_hash_text = false;
+    return std::move(*this);
+  }
+  // A key (or section) in the hash and its text only where `when` holds (in_hash_text_if).
+  Key in_hash_text_only_if(bool (*when)(const Config&)) && {
+    in_hash_text_if = when;
     return std::move(*this);
   }
   Key only(std::initializer_list<InputLayout> ls) && {

@@ -14,7 +14,7 @@ using detail::Writer;
 void write_map(Writer& w, const Section& s, const Config& c) {
   w.e << YAML::BeginMap;
   for (const Key& k : s.keys) {
-    if (w.for_hash && !k.in_hash_text) continue;
+    if (w.for_hash && (!k.in_hash_text || (k.in_hash_text_if && !k.in_hash_text_if(c)))) continue;
     w.e << YAML::Key << k.name << YAML::Value;
     if (!k.section)
       k.write(w, c);

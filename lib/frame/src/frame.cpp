@@ -116,6 +116,7 @@ void FrameSlot::check_pair(const fs::path& depth_file, const fs::path& mask_file
 }
 
 void FrameSlot::load(const FrameEntry& f, bool want_color) {
+  if (f.bag) return load_bag_images(f, want_color, nullptr);  // frame_bag.cpp
   depth_.release();
   mask_.release();
   depth_channels_ = 0;
@@ -148,6 +149,10 @@ void FrameSlot::load_color(const FrameEntry& f, bool want_color) {
 }
 
 void FrameSlot::load_depth(const FrameEntry& f, bool want_color) {
+  if (f.bag) {  // a bag frame with several mask topics: load_instance_union() decodes everything
+    bag_want_color_ = want_color;
+    return;
+  }
   depth_.release();
   mask_.release();
   depth_channels_ = 0;
@@ -170,6 +175,7 @@ void FrameSlot::load_mask(const fs::path& mask_file, const fs::path& depth_file)
 }
 
 void FrameSlot::load_instance_union(const FrameEntry& f, const MaskParams& params) {
+  if (f.bag) return load_bag_images(f, bag_want_color_, &params);
   DM_EXPECT(!depth_.empty(), std::logic_error, "load_instance_union() without a loaded depth");
   DM_EXPECT(!f.instances.empty(), std::logic_error, "load_instance_union() for a frame without instance masks");
   mask_.release();

@@ -5,6 +5,8 @@
 #include "depthmask/layouts.h"
 #include "depthmask/detail/log.h"
 
+#include "depthmask/bag.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -138,6 +140,9 @@ void refuse_pattern_key(const ResolvedInput& r, const char* key, const char* fra
 
 LayoutGuess detect_layout(const fs::path& root) {
   using namespace detail;
+  if (bag::Reader::is_bag(root))
+    return {InputLayout::Rosbag2, is_dir(root) ? "found metadata.yaml or .mcap/.db3 files: rosbag2 bag"
+                                               : "an .mcap file: rosbag2 bag (MCAP storage)"};
   if (is_file(root / "scene_camera.json")) return {InputLayout::Bop, "found scene_camera.json: BOP scene layout"};
   if (is_file(root / "rgb.txt") && is_file(root / "depth.txt"))
     return {InputLayout::Tum, "found rgb.txt and depth.txt: TUM RGB-D layout"};
@@ -151,7 +156,8 @@ LayoutGuess detect_layout(const fs::path& root) {
   if (is_file(root / "cam_K.txt") && is_dir(root / "rgb") && is_dir(root / "depth"))
     return {InputLayout::YcbInEOAT, "found cam_K.txt, rgb/ and depth/: YCBInEOAT / FoundationPose layout"};
   return {InputLayout::Pattern,
-          "no dataset marker (scene_camera.json, rgb.txt + depth.txt, cam.info.txt, camera-intrinsics.txt, cam_K.txt): "
+          "no dataset marker (metadata.yaml, scene_camera.json, rgb.txt + depth.txt, cam.info.txt, "
+          "camera-intrinsics.txt, cam_K.txt): "
           "the input.depth / input.mask / input.color patterns"};
 }
 
@@ -237,6 +243,9 @@ void resolve_layout(ResolvedInput& r) {
     case InputLayout::Tum:
       detail::resolve_tum(r);
       break;
+    case InputLayout::Rosbag2:
+      detail::resolve_rosbag2(r);
+      break;
   }
 }
 
@@ -246,8 +255,10 @@ ResolvedInput resolve_input(const Config& c) {
   ResolvedInput r;
   r.config = c;
   const fs::path root = c.input.root;
-  DM_EXPECT(detail::is_dir(root), InputError,
-            "input folder '" << root.string() << "' does not exist or is not a folder (input.root)");
+  // A folder, or a bag that is one file (a lone .mcap).
+  DM_EXPECT(
+      detail::is_dir(root) || (detail::is_file(root) && bag::Reader::is_bag(root)), InputError,
+      "input folder '" << root.string() << "' does not exist or is not a folder, nor an .mcap bag file (input.root)");
   if (c.input.layout == InputLayout::Auto) {
     LayoutGuess g = detect_layout(root);
     r.layout = g.layout;
@@ -293,6 +304,7 @@ ResolvedInput resolve_input(const Config& c) {
   for (size_t i = 0; i < r.listing.frames.size(); ++i) {
     FrameEntry& f = r.listing.frames[i];
     f.index = i;
+    if (f.bag) continue;  // rosbag2: relative is the depth topic's folders and the id
     f.relative = f.depth.lexically_normal().lexically_relative(base);
     if (f.relative.empty()) f.relative = f.depth.filename();
   }

@@ -8,6 +8,7 @@
 #include <system_error>
 #include <utility>
 
+#include "depthmask/bag_output.h"
 #include "depthmask/detail/pass_runner.h"
 #include "depthmask/detail/png_codec.h"
 #include "depthmask/errors.h"
@@ -53,7 +54,8 @@ FrameWriter::FrameWriter(const Config& c, MemoryBackend& backend)
 
 bool wants_reason(const Config& c) {
   const auto& f = c.output.formats;
-  return std::find(f.begin(), f.end(), OutputFormat::Reason) != f.end();
+  return std::find(f.begin(), f.end(), OutputFormat::Reason) != f.end() ||
+         (c.output.mcap.reason && std::find(f.begin(), f.end(), OutputFormat::Mcap) != f.end());
 }
 
 bool FrameWriter::wants_color() const {
@@ -129,6 +131,7 @@ constexpr FormatRow kFormats[] = {
     {OutputFormat::Ply, "ply", encode_ply_output},
     {OutputFormat::Json, "json", nullptr},
     {OutputFormat::Reason, "reason.png", encode_reason_output},
+    {OutputFormat::Mcap, nullptr, nullptr},  // no file per frame: the run's bag (bag_output.h)
 };
 constexpr const char* kPreviewExtension = "preview.png";
 
@@ -165,10 +168,11 @@ void check_outputs_spare_inputs(const Config& c, const DatasetListing& listing) 
                       "; choose an output.dir that holds no input files");
   };
   std::vector<std::string> exts;
-  for (const OutputFormat fmt : c.output.formats) exts.push_back(format_row(fmt).extension);
+  for (const OutputFormat fmt : c.output.formats)
+    if (format_row(fmt).extension != nullptr) exts.push_back(format_row(fmt).extension);
   if (c.output.preview) exts.push_back(kPreviewExtension);
   // The run's own files beside the frames': the manifest, the run record and the QA report.
-  for (const char* name : {kManifestName, kRunRecordName, kReportName}) {
+  for (const char* name : {kManifestName, kRunRecordName, kReportName, kBagName, kBagMetadataName}) {
     const fs::path own = c.output.dir / name;
     refuse(own, canon(own), "");
   }

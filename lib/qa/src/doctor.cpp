@@ -111,6 +111,7 @@ DoctorReport diagnose(const Config& config, const DoctorOptions& options) {
   const Clock::time_point t0 = Clock::now();
   detail::Diagnosis d(config, options);
   if (detail::check_input(d)) {
+    detail::check_topics(d);
     detail::check_pairing(d);
     detail::check_skipped(d);
     detail::check_sizes(d);

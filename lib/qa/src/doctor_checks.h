@@ -93,6 +93,8 @@ struct Diagnosis {
 // doctor_listing.cpp. check_input: the layout and the frames (resolve_input, as `run` starts); false
 // when there is nothing further to check.
 bool check_input(Diagnosis& d);
+// rosbag2: the bag's topics (types, counts, encodings, rates) and which the run reads.
+void check_topics(Diagnosis& d);
 void check_pairing(Diagnosis& d);
 void check_skipped(Diagnosis& d);
 void check_sizes(Diagnosis& d);

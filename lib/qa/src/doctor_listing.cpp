@@ -5,11 +5,13 @@
 #include <system_error>
 #include <unordered_set>
 
+#include "depthmask/detail/bag_frame.h"
 #include "depthmask/detail/dataset_patterns.h"
 #include "depthmask/detail/image_header.h"
 #include "depthmask/detail/layout_readers.h"
 #include "depthmask/errors.h"
 #include "depthmask/registration.h"
+#include "depthmask/ros_msgs.h"
 #include "doctor_checks.h"
 #include "doctor_propose.h"
 
@@ -30,6 +32,26 @@ std::optional<cv::Size> header_size(const fs::path& file) {
   const auto s = detail::image_size(head.data(), got);
   if (!s || s->width > 1u << 30 || s->height > 1u << 30) return std::nullopt;
   return cv::Size(static_cast<int>(s->width), static_cast<int>(s->height));
+}
+
+// A bag image message's size: an Image's own fields; a CompressedImage's from its PNG or JPEG header
+// (compressedDepth: after its 12-byte header). nullopt when it cannot be read.
+std::optional<cv::Size> bag_image_size(const BagFrame& b, const BagImageMessage& m) {
+  try {
+    const std::vector<uint8_t> payload = b.bag->read(m.ref);
+    const std::string what = describe_message(*b.bag, m);
+    if (!m.compressed) {
+      const ros::Image im = ros::decode_image(payload.data(), payload.size(), what);
+      return cv::Size(static_cast<int>(im.width), static_cast<int>(im.height));
+    }
+    const ros::CompressedImage c = ros::decode_compressed_image(payload.data(), payload.size(), what);
+    const size_t skip = c.format.find("compressedDepth") != std::string::npos && c.data.size() > 12 ? 12 : 0;
+    const auto s = detail::image_size(c.data.data() + skip, c.data.size() - skip);
+    if (!s || s->width > 1u << 30 || s->height > 1u << 30) return std::nullopt;
+    return cv::Size(static_cast<int>(s->width), static_cast<int>(s->height));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 std::string yaml_quote(const std::string& s) {
@@ -73,9 +95,9 @@ size_t tum_beyond_tolerance(const Diagnosis& d, std::string& detail) {
   for (const FrameEntry& f : d.input.listing.frames) ids.insert(f.id);
   size_t n = 0;
   std::string ex;
-  for (const auto& d : depth) {
-    if (ids.count(fs::path(d.file).stem().string())) continue;
-    if (++n <= 3) ex += (ex.empty() ? "" : ", ") + cformat("%.6f", d.t);
+  for (const auto& entry : depth) {
+    if (ids.count(fs::path(entry.file).stem().string())) continue;
+    if (++n <= 3) ex += (ex.empty() ? "" : ", ") + cformat("%.6f", entry.t);
   }
   if (n)
     detail += plural(n, "depth image of depth.txt has", "depth images of depth.txt have") +
@@ -125,6 +147,24 @@ bool check_input(Diagnosis& d) {
   else
     d.add("frames", DoctorLevel::Ok, plural(d.report.frames, "frame", "frames") + " listed");
   return d.report.frames > 0;
+}
+
+void check_topics(Diagnosis& d) {
+  if (d.input.layout != InputLayout::Rosbag2) return;
+  std::string detail;
+  for (const InputTopic& t : d.input.topics) {
+    detail += t.name + "  " + t.type + (t.encoding.empty() ? "" : " (" + t.encoding + ")") + ", " +
+              plural(t.messages, "message", "messages") + (t.rate_hz > 0 ? cformat(", %.1f Hz", t.rate_hz) : "") +
+              (t.role.empty() ? "" : "  <- " + t.role) + "\n";
+    if (t.role == "depth" || t.role == "color" || t.role == "camera_info") d.suggest("input.topics." + t.role, t.name);
+  }
+  std::string masks;
+  for (const InputTopic& t : d.input.topics)
+    if (t.role == "mask") masks += (masks.empty() ? "" : ", ") + t.name;
+  if (!masks.empty()) d.suggest("input.topics.mask", "[" + masks + "]");
+  if (!detail.empty()) detail.pop_back();
+  d.add("topics", DoctorLevel::Ok, plural(d.input.topics.size(), "topic", "topics") + " in the bag", detail,
+        "input.topics.{depth,color,mask,camera_info} choose others");
 }
 
 // Depth without mask (every frame's mask is stat'ed), mask without depth (the mask pattern's matches
@@ -183,13 +223,14 @@ void check_sizes(Diagnosis& d) {
   std::string unreconciled_ex, unreconciled_reason, registered_reason;
   for (size_t i : idx) {
     const FrameEntry& f = frames[i];
-    const auto dsize = header_size(f.depth);
+    const auto dsize = f.bag ? bag_image_size(*f.bag, f.bag->depth) : header_size(f.depth);
     const fs::path& mask_file = f.instances.empty() ? f.mask : f.instances.front().second;
-    const auto msize = header_size(mask_file);
+    const auto msize = f.bag ? bag_image_size(*f.bag, f.bag->masks.front()) : header_size(mask_file);
     if (dsize) depth.add(size_text(dsize->width, dsize->height), f.id);
     if (msize) mask.add(size_text(msize->width, msize->height), f.id);
     if (!f.color.empty())
-      if (const auto c = header_size(f.color)) {
+      if (const auto c =
+              f.bag ? (f.bag->color ? bag_image_size(*f.bag, *f.bag->color) : std::nullopt) : header_size(f.color)) {
         color.add(size_text(c->width, c->height), f.id);
         if (msize && *c != *msize) ++color_differs;
       }

@@ -75,6 +75,8 @@ const std::string& default_qos_profiles() {
 
 namespace depthmask::bag {
 
+const std::string& default_offered_qos_profiles() { return detail::default_qos_profiles(); }
+
 void write_metadata(const std::filesystem::path& dir, const std::vector<FileSummary>& files,
                     const std::vector<std::pair<TopicSpec, uint64_t>>& topics) {
   int64_t start = 0, end = 0;

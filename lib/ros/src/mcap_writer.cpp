@@ -313,11 +313,11 @@ void Writer::write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time
   if (m.chunk.size() >= m.opt.chunk_size) m.close_chunk();
 }
 
-uint64_t Writer::flush() {
+uint64_t Writer::flush(bool sync) {
   Impl& m = *impl_;
   if (m.closed) return m.on_disk;
   m.close_chunk();
-  if (::fsync(m.fd) != 0) m.fail("fsync");
+  if (sync && ::fsync(m.fd) != 0) m.fail("fsync");
   return m.on_disk;
 }
 

@@ -118,5 +118,9 @@ std::string three_channel_depth_note(const std::filesystem::path& file);
 // Checks an image's pixel type for its role; throws InputError naming the file and the expected types.
 void check_depth_type(const cv::Mat& m, const std::string& file);
 void check_mask_type(const cv::Mat& m, const std::string& file);
+// ORs one instance mask's per-pixel mask test into `acc` (CV_8UC1 of acc's size: 255 where `mask`
+// (CV_8UC1 or CV_16UC1) passes `params`' test): read_instance_union's step, for masks already in
+// memory (a bag's mask topics).
+void or_mask_tests(const cv::Mat& mask, const MaskParams& params, cv::Mat& acc);
 
 }  // namespace depthmask

@@ -27,9 +27,9 @@ namespace depthmask {
 /// run.on_error: what a failed frame does to the run (skip it and go on, or stop).
 enum class OnError { Skip, Stop };
 /// output.formats: the files written per frame (docs/OUTPUTS.md).
-enum class OutputFormat { Tiff, Npy, Exr, Png16, Ply, Json, Reason };
+enum class OutputFormat { Tiff, Npy, Exr, Png16, Ply, Json, Reason, Mcap };
 /// input.layout: how the input folder is read (docs/DATASETS.md); Auto detects it.
-enum class InputLayout { Auto, Pattern, Apc, SevenScenes, Bop, Tum, YcbInEOAT };
+enum class InputLayout { Auto, Pattern, Apc, SevenScenes, Bop, Tum, YcbInEOAT, Rosbag2 };
 /// depth.encoding: how 16-bit depth is stored (apc: 16-bit words rotated left by 3 bits).
 enum class DepthEncoding { Plain, Apc };
 /// registration.mode: how a depth image of another camera's geometry is brought to the mask's.
@@ -85,7 +85,15 @@ struct InputConfig {
   std::string color = "color/{id}.png";    ///< optional: frames without a color file get none
   std::filesystem::path intrinsics_file;   ///< empty: none, or given inline
   std::optional<Intrinsics> intrinsics;    ///< inline {fx, fy, cx, cy}, or read from intrinsics_file
-  double max_time_diff = 0.02;             ///< tum: seconds between associated depth and rgb/mask timestamps
+  double max_time_diff = 0.02;             ///< tum, rosbag2: seconds between associated depth and rgb/mask timestamps
+  /// rosbag2: the topics a bag's frames come from; empty: detected (by message type and encoding,
+  /// then by name). Several mask topics unite, as instance masks do.
+  struct Topics {
+    std::string depth;              ///< sensor_msgs/msg/Image or CompressedImage (compressedDepth)
+    std::string color;              ///< optional colour; "" detects, "none" reads none
+    std::vector<std::string> mask;  ///< one or more mask / label topics
+    std::string camera_info;        ///< sensor_msgs/msg/CameraInfo; "" detects, "none" uses input.intrinsics
+  } topics;
   std::string object;  ///< apc: mask from masks/frame-{id}.\<object\>.mask.png (+ its thresh.txt), not segm/
   std::string bop_masks = "mask_visib";  ///< bop: mask_visib | mask
   /// Paths that dataset index files name (TUM rgb.txt ...) must stay inside root: no absolute paths,
@@ -134,6 +142,15 @@ struct OutputConfig {
   bool preview = false;                      ///< also write {id}.preview.png (colour | mask | masked depth)
   bool fsync = false;                        ///< fsync each file before the rename that publishes it
   OutputLayout layout = OutputLayout::Flat;  ///< mirror: the input's folders and file names
+  /// output.mcap: the ROS 2 bag of output.format mcap (docs/ROSBAG.md, "Writing").
+  struct Mcap {
+    std::string ns = "/depthmask";    ///< the topics' namespace: <ns>/depth, <ns>/camera_info, ...
+    bool mask = false;                ///< also <ns>/mask: mono8, 255 where the depth was kept
+    bool reason = false;              ///< also <ns>/reason: mono8, the reason codes (0 = kept)
+    bool compressed_depth = false;    ///< also <ns>/depth/compressedDepth (image_transport's PNG form)
+    double fps = 30;                  ///< stamps of frames without a timestamp: index / fps seconds
+    std::string frame_id = "camera";  ///< header.frame_id of frames that have none (folder inputs)
+  } mcap;
 };
 
 // BackendConfig (the backend section): backend_kind.h.

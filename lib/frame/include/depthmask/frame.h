@@ -53,6 +53,9 @@ class FrameSlot {
   // was expected.
   void load(const FrameEntry& frame, bool want_color);
 
+  // A rosbag2 frame (FrameEntry::bag) decodes its messages instead of files: load() its depth, mask and
+  // colour; with several mask topics (FrameEntry::instances names them) load_depth() then
+  // load_instance_union() unite them.
   // Per-instance masks (FrameEntry::instances): load_depth() decodes the depth (and color) only; then
   // either load_mask() puts one instance's mask beside it (mask.per_instance: one pass per instance,
   // the depth decoded once), or load_instance_union() puts the union of all instances' mask tests
@@ -118,6 +121,9 @@ class FrameSlot {
  private:
   cv::Mat adopt(const cv::Mat& src, Buffer& buf);
   void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
+  // A rosbag2 frame (FrameEntry::bag): its depth, mask (with `unite`: the union of its mask topics'
+  // tests, as load_instance_union) and colour messages decoded into the buffers (frame_bag.cpp).
+  void load_bag_images(const FrameEntry& frame, bool want_color, const MaskParams* unite);
   void load_color(const FrameEntry& frame, bool want_color);
   // Registration, then masking of the registered float depth (frame_registration.cpp).
   void run_mask_registered(const MaskParams& params, RegistrationMode mode);
@@ -148,6 +154,7 @@ class FrameSlot {
   Buffer depth_buf_, mask_buf_, out_buf_;
   cv::Mat depth_, mask_, color_, out_;  // the current frame (empty until it loaded completely)
   cv::Mat color_decoded_;               // reused: the colour image as decoded
+  bool bag_want_color_ = false;         // a bag frame's load_depth(): its colour wish, for load_instance_union()
   ImageReader reader_;                  // the file buffer and the PNG reader's scratch, reused
   int depth_channels_ = 0;              // depth_stored_channels()
   RegistrationMode registration_ = RegistrationMode::None;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,10 @@
 #include "depthmask/intrinsics.h"
 
 namespace depthmask {
+
+namespace detail {
+struct BagFrame;  // depthmask/detail/bag_frame.h: a rosbag2 frame's messages
+}  // namespace detail
 
 /// One frame of the input: its files and what the layout knows of it.
 struct FrameEntry {
@@ -29,6 +34,9 @@ struct FrameEntry {
   std::optional<double> depth_scale;     ///< this frame's own metres per raw unit (BOP depth_scale / 1000)
   double timestamp = -1;                 ///< seconds (TUM), -1 when unknown
   std::filesystem::path relative;        ///< depth path relative to input.root, for output.layout: mirror
+  /// input.layout rosbag2: where the frame's messages are (the paths above then name the bag's storage
+  /// file, for messages); null for a frame of files.
+  std::shared_ptr<const detail::BagFrame> bag;
 };
 
 /// The frames of an input folder, and what in it belongs to no frame.
@@ -38,6 +46,9 @@ struct DatasetListing {
   /// a stray README ...). Counted for the summary; the first few are kept for the log.
   size_t unmatched_files = 0;
   std::vector<std::filesystem::path> unmatched_examples;  ///< the first five of them
+  /// Damage found while listing (a bag cut short, a chunk whose CRC differs), each a sentence naming
+  /// the file and where; the frames before it are listed, and the run reports each as an input failure.
+  std::vector<std::string> damaged;
 };
 
 /// Natural order: digit runs compare as numbers ("2" < "10"), the rest byte-wise.

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
@@ -22,6 +23,16 @@
 #include "depthmask/intrinsics.h"
 
 namespace depthmask {
+
+// One topic of a rosbag2 bag as the layout saw it (doctor lists them).
+struct InputTopic {
+  std::string name;
+  std::string type;      ///< "sensor_msgs/msg/Image"
+  std::string encoding;  ///< the first message's encoding (Image) or format (CompressedImage); "" otherwise
+  size_t messages = 0;
+  double rate_hz = 0;  ///< messages per second of header stamps (log times without stamps); 0 for one message
+  std::string role;    ///< "depth", "mask", "color", "camera_info" when the run reads it; "" otherwise
+};
 
 // What a run reads: the layout and why, the configuration with the layout's defaults applied, and
 // the frames.
@@ -38,6 +49,7 @@ struct ResolvedInput {
   // True when the listed depth is in the depth camera's frame (APC raw/), so it must be registered
   // onto the color/mask grid with `geometry`; APC's aligned depth is already on that grid.
   bool depth_from_depth_camera = false;  // apc: from cam.info.txt (depth K, color K, extrinsic)
+  std::vector<InputTopic> topics;        // rosbag2: every topic of the bag, by name
 };
 
 // Resolves input.layout (detecting it when auto) and lists the frames. An explicit layout skips

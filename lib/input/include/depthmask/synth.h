@@ -26,4 +26,10 @@ SyntheticFrame render_synthetic_frame(int index, int width, int height);
 // that runs on the folder as it stands) for ids 000000 .. frames-1. Throws OutputError.
 void write_synthetic_dataset(const std::filesystem::path& dir, int frames, int width, int height);
 
+// The same frames as a ROS 2 bag (synth_bag.cpp): dir/synthetic_0.mcap (zstd chunks) and its
+// metadata.yaml, topics /camera/depth/image_rect_raw (16UC1 mm), /camera/color/image_raw (bgr8),
+// /seg/mask (mono8), /camera/depth/camera_info; 30 fps. Throws OutputError, or InputError when the
+// build has no bag support.
+void write_synthetic_bag(const std::filesystem::path& dir, int frames, int width, int height);
+
 }  // namespace depthmask

@@ -81,10 +81,6 @@ void set_tum_color_and_mask(FrameEntry& f, const Config& c, const fs::path& root
     f.mask = (root / "mask" / fs::path(rgb.file).filename()).lexically_normal();
 }
 
-namespace {
-
-// associate.py: for each a, the b it is paired with (or npos). Pairs within max_diff, closest first,
-// each element used once. Both lists are sorted by time.
 std::vector<size_t> associate(const std::vector<double>& a, const std::vector<double>& b, double max_diff) {
   struct Pair {
     double diff;
@@ -107,6 +103,8 @@ std::vector<size_t> associate(const std::vector<double>& a, const std::vector<do
     if (match[p.i] == static_cast<size_t>(-1) && !b_used[p.j]) match[p.i] = p.j, b_used[p.j] = true;
   return match;
 }
+
+namespace {
 
 std::vector<double> times(const std::vector<TumEntry>& v) {
   std::vector<double> t;

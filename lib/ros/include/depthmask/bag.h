@@ -34,8 +34,8 @@ struct MessageRef {
 
 /// A message's header as scan() delivers it.
 struct MessageInfo {
-  size_t topic = 0;       ///< index into Reader::topics()
-  int64_t log_time = 0;   ///< nanoseconds, the recorder's receive time
+  size_t topic = 0;      ///< index into Reader::topics()
+  int64_t log_time = 0;  ///< nanoseconds, the recorder's receive time
   MessageRef ref;
 };
 
@@ -80,9 +80,14 @@ struct TopicSpec {
   std::string offered_qos_profiles;  ///< "" → the default of a reliable, volatile, keep-last publisher
 };
 
+/// The offered_qos_profiles YAML text rosbag2 (Humble) records for a reliable, volatile, keep-last
+/// publisher: what an MCAP channel of the ros2 profile carries in its metadata, and what
+/// write_metadata writes for a TopicSpec without one.
+const std::string& default_offered_qos_profiles();
+
 /// One finished storage file's entry in metadata.yaml.
 struct FileSummary {
-  std::string relative_path;    ///< relative to the bag folder
+  std::string relative_path;  ///< relative to the bag folder
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   uint64_t message_count = 0;

@@ -110,9 +110,9 @@ class Writer {
   uint16_t add_channel(uint16_t schema_id, const std::string& topic, const std::string& message_encoding,
                        const std::map<std::string, std::string>& metadata);
   void write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time, const uint8_t* data, size_t size);
-  /// Closes the open chunk, writes it and syncs the file: every message written so far is on disk.
-  /// Returns the number of messages now on disk.
-  uint64_t flush();
+  /// Closes the open chunk, writes it and (with `sync`) syncs the file: every message written so far
+  /// is in the file (on disk with `sync`). Returns the number of messages now in the file.
+  uint64_t flush(bool sync = true);
   /// Writes the last chunk, the summary and the footer, syncs and renames the file to its name.
   void close();
 

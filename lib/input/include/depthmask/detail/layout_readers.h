@@ -19,6 +19,11 @@ void resolve_seven_scenes(ResolvedInput& r);  // layouts/seven_scenes.cpp
 void resolve_ycbineoat(ResolvedInput& r);     // layouts/ycbineoat.cpp
 void resolve_bop(ResolvedInput& r);           // layouts/bop.cpp
 void resolve_tum(ResolvedInput& r);           // layouts/tum.cpp
+void resolve_rosbag2(ResolvedInput& r);       // layouts/rosbag2.cpp
+
+// TUM's associate.py (layouts/tum.cpp; rosbag2 pairs topics by it too): for each a, the b it is paired
+// with (or SIZE_MAX). Pairs within max_diff, closest first, each element used once. Both lists sorted.
+std::vector<size_t> associate(const std::vector<double>& a, const std::vector<double>& b, double max_diff);
 
 bool is_file(const std::filesystem::path& p);  // false on any error
 bool is_dir(const std::filesystem::path& p);

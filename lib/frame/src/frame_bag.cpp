@@ -1,0 +1,75 @@
+// FrameSlot's rosbag2 frames (FrameEntry::bag, input.layout rosbag2): the frame's messages read from
+// the bag and decoded (depthmask/ros_image.h) into the backend's buffers, with the same type and size
+// checks as files.
+#include <string>
+
+#include "depthmask/detail/bag_frame.h"
+#include "depthmask/errors.h"
+#include "depthmask/frame.h"
+#include "depthmask/ros_image.h"
+
+namespace depthmask {
+namespace {
+
+ros::DecodedImage decode(const detail::BagFrame& b, const detail::BagImageMessage& m, ros::PixelRole role,
+                         size_t max_pixels) {
+  const std::string what = detail::describe_message(*b.bag, m);
+  const std::vector<uint8_t> payload = b.bag->read(m.ref);
+  if (m.compressed)
+    return ros::compressed_to_pixels(ros::decode_compressed_image(payload.data(), payload.size(), what), role,
+                                     max_pixels, what);
+  return ros::image_to_pixels(ros::decode_image(payload.data(), payload.size(), what), role, max_pixels, what);
+}
+
+}  // namespace
+
+void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const MaskParams* unite) {
+  const detail::BagFrame& b = *f.bag;
+  const size_t max_pixels = reader_.limits().max_image_pixels;
+  depth_.release();
+  mask_.release();
+  depth_channels_ = 1;
+  const ros::DecodedImage depth = decode(b, b.depth, ros::PixelRole::Depth, max_pixels);
+  const std::string depth_what = detail::describe_message(*b.bag, b.depth);
+  check_depth_type(depth.pixels, depth_what);
+  cv::Mat mask;
+  if (unite == nullptr) {
+    mask = decode(b, b.masks.front(), ros::PixelRole::Mask, max_pixels).pixels;
+  } else {  // several mask topics: the union of their mask tests (read_instance_union's rule)
+    for (const detail::BagImageMessage& m : b.masks) {
+      const cv::Mat one = decode(b, m, ros::PixelRole::Mask, max_pixels).pixels;
+      check_mask_type(one, detail::describe_message(*b.bag, m));
+      if (mask.empty()) mask = cv::Mat::zeros(one.size(), CV_8UC1);
+      DM_EXPECT(one.size() == mask.size(), InputError,
+                detail::describe_message(*b.bag, m)
+                    << " is " << one.cols << "x" << one.rows << " but "
+                    << detail::describe_message(*b.bag, b.masks.front()) << " is " << mask.cols << "x" << mask.rows
+                    << "; expected every mask topic of a frame to have the same size");
+      or_mask_tests(one, *unite, mask);
+    }
+  }
+  const std::string mask_what = detail::describe_message(*b.bag, b.masks.front());
+  check_mask_type(mask, mask_what);
+  depth_ = adopt(depth.pixels, depth_buf_);
+  depth_buf_.host_written();
+  mask_ = adopt(mask, mask_buf_);
+  mask_buf_.host_written();
+  try {
+    check_pair(depth_what, mask_what);
+  } catch (...) {
+    depth_.release();
+    mask_.release();
+    throw;
+  }
+  color_ = cv::Mat();
+  if (want_color && b.color) {
+    const std::string what = detail::describe_message(*b.bag, *b.color);
+    color_decoded_ = decode(b, *b.color, ros::PixelRole::Color, max_pixels).pixels;
+    DM_EXPECT(color_decoded_.size() == mask_.size(), InputError,
+              what << " is " << color_decoded_.cols << "x" << color_decoded_.rows << " but " << mask_what << " is "
+                   << mask_.cols << "x" << mask_.rows << "; expected the same size");
+    stage_color(color_decoded_, what);
+  }
+}
+
+}  // namespace depthmask
