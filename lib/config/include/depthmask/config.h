@@ -93,7 +93,7 @@ struct InputConfig {
     std::string color;              ///< optional colour; "" detects, "none" reads none
     std::vector<std::string> mask;  ///< one or more mask / label topics
     std::string camera_info;        ///< sensor_msgs/msg/CameraInfo; "" detects, "none" uses input.intrinsics
-  } topics;
+  } topics;  ///< input.topics
   std::string object;  ///< apc: mask from masks/frame-{id}.\<object\>.mask.png (+ its thresh.txt), not segm/
   std::string bop_masks = "mask_visib";  ///< bop: mask_visib | mask
   /// Paths that dataset index files name (TUM rgb.txt ...) must stay inside root: no absolute paths,
@@ -144,13 +144,13 @@ struct OutputConfig {
   OutputLayout layout = OutputLayout::Flat;  ///< mirror: the input's folders and file names
   /// output.mcap: the ROS 2 bag of output.format mcap (docs/ROSBAG.md, "Writing").
   struct Mcap {
-    std::string ns = "/depthmask";    ///< the topics' namespace: <ns>/depth, <ns>/camera_info, ...
-    bool mask = false;                ///< also <ns>/mask: mono8, 255 where the depth was kept
-    bool reason = false;              ///< also <ns>/reason: mono8, the reason codes (0 = kept)
-    bool compressed_depth = false;    ///< also <ns>/depth/compressedDepth (image_transport's PNG form)
+    std::string ns = "/depthmask";    ///< the topics' namespace: \<ns\>/depth, \<ns\>/camera_info, ...
+    bool mask = false;                ///< also \<ns\>/mask: mono8, 255 where the depth was kept
+    bool reason = false;              ///< also \<ns\>/reason: mono8, the reason codes (0 = kept)
+    bool compressed_depth = false;    ///< also \<ns\>/depth/compressedDepth (image_transport's PNG form)
     double fps = 30;                  ///< stamps of frames without a timestamp: index / fps seconds
     std::string frame_id = "camera";  ///< header.frame_id of frames that have none (folder inputs)
-  } mcap;
+  } mcap;  ///< output.mcap
 };
 
 // BackendConfig (the backend section): backend_kind.h.
