@@ -93,7 +93,7 @@ struct InputConfig {
     std::string color;              ///< optional colour; "" detects, "none" reads none
     std::vector<std::string> mask;  ///< one or more mask / label topics
     std::string camera_info;        ///< sensor_msgs/msg/CameraInfo; "" detects, "none" uses input.intrinsics
-  } topics;  ///< input.topics
+  } topics;                         ///< input.topics
   std::string object;  ///< apc: mask from masks/frame-{id}.\<object\>.mask.png (+ its thresh.txt), not segm/
   std::string bop_masks = "mask_visib";  ///< bop: mask_visib | mask
   /// Paths that dataset index files name (TUM rgb.txt ...) must stay inside root: no absolute paths,
@@ -150,7 +150,7 @@ struct OutputConfig {
     bool compressed_depth = false;    ///< also \<ns\>/depth/compressedDepth (image_transport's PNG form)
     double fps = 30;                  ///< stamps of frames without a timestamp: index / fps seconds
     std::string frame_id = "camera";  ///< header.frame_id of frames that have none (folder inputs)
-  } mcap;  ///< output.mcap
+  } mcap;                             ///< output.mcap
 };
 
 // BackendConfig (the backend section): backend_kind.h.
