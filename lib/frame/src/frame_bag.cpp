@@ -10,17 +10,10 @@
 
 namespace depthmask {
 namespace {
-
 ros::DecodedImage decode(const detail::BagFrame& b, const detail::BagImageMessage& m, ros::PixelRole role,
                          size_t max_pixels) {
-  const std::string what = detail::describe_message(*b.bag, m);
-  const std::vector<uint8_t> payload = b.bag->read(m.ref);
-  if (m.compressed)
-    return ros::compressed_to_pixels(ros::decode_compressed_image(payload.data(), payload.size(), what), role,
-                                     max_pixels, what);
-  return ros::image_to_pixels(ros::decode_image(payload.data(), payload.size(), what), role, max_pixels, what);
+  return detail::decode_bag_image(b, m, role, max_pixels);
 }
-
 }  // namespace
 
 void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const MaskParams* unite) {

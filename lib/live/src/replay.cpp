@@ -1,11 +1,11 @@
 // replay://DIR?fps=30&loop=0: any folder `run` reads (resolve_input: pattern, apc, 7scenes, bop, tum,
-// ycbineoat), decoded as the files are: depth and mask with IMREAD_UNCHANGED (raw units; APC's rotated
+// ycbineoat, a rosbag2 bag: its messages decoded by detail::decode_bag_image), decoded as the files are: depth and mask with IMREAD_UNCHANGED (raw units; APC's rotated
 // depth stays rotated, the mask step decodes it per depth.encoding), color as 8-bit BGR like `run`,
 // through the batch loader's ImageReader (its limits, decoders, palette masks). BOP frames with
 // per-instance masks get one CV_8UC1 mask of mask-test results, 255 where any instance mask passes the
 // configured mask test, 0 elsewhere, as `run` unites them (CapturedFrame::mask_tests; mask.per_instance
 // is not applied live). Paced at the recorded timestamps when every frame
-// has one (TUM), at fps otherwise.
+// has one (TUM, a bag's header stamps) and the URI names no fps, at fps otherwise.
 //
 // TUM: depth.txt, rgb.txt and (when present) mask.txt are separate streams with their own
 // timestamps, replayed as a camera would deliver them: merged in time order and paired by a
@@ -32,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/bag.h"
+#include "depthmask/detail/bag_frame.h"
 #include "depthmask/detail/layout_readers.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
@@ -67,6 +69,30 @@ struct Decoded {
   bool ready = false;
 };
 
+// A rosbag2 frame's messages decoded as `run` decodes them (detail::decode_bag_image; several mask
+// topics unite into mask tests, as instance masks do).
+void decode_bag_frame(const BagFrame& b, const InputLimits& limits, const MaskParams& params, Decoded& d) {
+  d.depth = decode_bag_image(b, b.depth, ros::PixelRole::Depth, limits.max_image_pixels).pixels;
+  d.three_channel_depth = false;
+  d.mask_tests = b.masks.size() > 1;
+  if (!d.mask_tests) {
+    d.mask = decode_bag_image(b, b.masks.front(), ros::PixelRole::Mask, limits.max_image_pixels).pixels;
+  } else {
+    d.mask = cv::Mat::zeros(d.depth.size(), CV_8UC1);
+    for (const BagImageMessage& m : b.masks) {
+      const cv::Mat one = decode_bag_image(b, m, ros::PixelRole::Mask, limits.max_image_pixels).pixels;
+      DM_EXPECT(one.size() == d.mask.size(), InputError,
+                describe_message(*b.bag, m) << " is " << one.cols << "x" << one.rows << "; expected the depth's "
+                                            << d.mask.cols << "x" << d.mask.rows);
+      or_mask_tests(one, params, d.mask);
+    }
+  }
+  if (b.color)
+    d.color = decode_bag_image(b, *b.color, ros::PixelRole::Color, limits.max_image_pixels).pixels;
+  else
+    d.color.release();
+}
+
 // Decodes one frame as `run` reads it (ImageReader: the same limits, decoders and checks); errors
 // name the source. A slot's images are reused unless a caller still holds them.
 void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits& limits, const MaskParams& params,
@@ -74,6 +100,7 @@ void decode_frame(const FrameEntry& f, const std::string& uri, const InputLimits
   ImageReader& r = *d.reader;
   r.set_limits(limits);
   try {
+    if (f.bag) return decode_bag_frame(*f.bag, limits, params, d);
     r.read(f.depth, ImageRole::Depth, d.depth);
     d.three_channel_depth = r.last_stored_channels() == 3;
     d.mask_tests = !f.instances.empty();
@@ -192,9 +219,9 @@ class ReplaySource final : public LiveSource {
     // Decodes in flight use frames_ and the ring: let them finish before either changes.
     wait_decodes();
     std::error_code ec;
-    if (!fs::is_directory(config_.input.root, ec))
+    if (!fs::is_directory(config_.input.root, ec) && !bag::Reader::is_bag(config_.input.root))
       throw InputError("replay source '" + uri_.text + "': folder '" + config_.input.root.string() +
-                       "' does not exist or is not a folder");
+                       "' does not exist or is not a folder (nor an .mcap bag file)");
     ResolvedInput r = resolve_input(config_);
     layout_reason_ = r.reason;
     unpaired_before_.clear();
@@ -208,7 +235,8 @@ class ReplaySource final : public LiveSource {
     } else {
       frames_ = std::move(r.listing.frames);
     }
-    timed_ = !frames_.empty();
+    // Recorded timestamps pace the frames unless the URI names a rate (fps=N; fps=0: as fast as possible).
+    timed_ = !frames_.empty() && query_fps(uri_, -1.0) < 0;
     for (const auto& f : frames_) timed_ = timed_ && f.timestamp >= 0;
     detail::log().info("replay source '{}': {} frames; {}; paced {}; decoding up to {} frames ahead", uri_.text,
                        frames_.size(), layout_reason_, pacing(), ring_.size());

@@ -40,6 +40,16 @@ std::string describe_message(const bag::Reader& bag, const BagImageMessage& m) {
   return s;
 }
 
+ros::DecodedImage decode_bag_image(const BagFrame& b, const BagImageMessage& m, ros::PixelRole role,
+                                   size_t max_pixels) {
+  const std::string what = describe_message(*b.bag, m);
+  const std::vector<uint8_t> payload = b.bag->read(m.ref);
+  if (m.compressed)
+    return ros::compressed_to_pixels(ros::decode_compressed_image(payload.data(), payload.size(), what), role,
+                                     max_pixels, what);
+  return ros::image_to_pixels(ros::decode_image(payload.data(), payload.size(), what), role, max_pixels, what);
+}
+
 namespace {
 
 // One image message as the scan saw it.

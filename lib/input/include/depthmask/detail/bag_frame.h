@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "depthmask/bag.h"
+#include "depthmask/ros_image.h"
 #include "depthmask/ros_msgs.h"
 
 namespace depthmask::detail {
@@ -34,6 +35,12 @@ struct BagFrame {
 /// How messages name a message: "bag '/data/rec' topic /camera/depth/image_rect_raw, stamp
 /// 1700000000.123456789 s (rec_0.mcap)".
 std::string describe_message(const bag::Reader& bag, const BagImageMessage& m);
+
+/// One image message of a bag frame read and decoded into pixels (ros_image.h's rules), its size
+/// checked against `max_pixels`; InputError naming the message (describe_message) when it does not
+/// decode. Shared by the frame slot (`run`) and replay:// (`live`).
+ros::DecodedImage decode_bag_image(const BagFrame& frame, const BagImageMessage& m, ros::PixelRole role,
+                                   size_t max_pixels);
 
 /// The layout's frame id of a stamp: nanoseconds, 19 digits (zero-padded).
 std::string stamp_id(int64_t stamp_ns);
