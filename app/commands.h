@@ -59,6 +59,7 @@ struct SynthOptions {
   int frames = 8;
   std::string size = "640x480";
   std::string format = "png";  // png: a dataset folder; mcap: a ROS 2 bag
+  bool no_color = false;       // depth and masks only
 };
 int cmd_synth(const SynthOptions& o);
 

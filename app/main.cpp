@@ -118,6 +118,7 @@ CLI::App* add_synth(CLI::App& cli, SynthOptions& synth) {
   synth_cmd->add_option("--format", synth.format, "png: a dataset folder of PNGs; mcap: a ROS 2 bag (MCAP)")
       ->check(CLI::IsMember({"png", "mcap"}))
       ->capture_default_str();
+  synth_cmd->add_flag("--no-color", synth.no_color, "Write depth and masks only (no colour images or topic)");
   return synth_cmd;
 }
 

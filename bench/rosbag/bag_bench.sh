@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A ROS 2 bag against a folder of PNGs, whole processes (docs/PERFORMANCE.md, "ROS 2 bags"): the same
-# synthetic frames (`depthmask synth`, 16UC1 depth + mono8 mask + bgr8 colour) as a zstd MCAP bag and
+# synthetic frames (`depthmask synth --no-color`: 16UC1 depth + mono8 mask, as the issue's benchmark
+# names them) as a zstd MCAP bag and
 # as a PNG folder; `depthmask run` bag -> TIFFs, folder -> TIFFs, and bag -> MCAP, each RUNS times
 # (the fastest counts), in one run of this script. Prints a Markdown table; a measurement, not a test.
 #   bench/rosbag/bag_bench.sh [--bin DEPTHMASK] [--frames N] [--size WxH] [--backend KIND] [--runs R] [--work DIR]
@@ -20,8 +21,8 @@ done
 [ -n "$work" ] || { work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; }
 mkdir -p "$work"
 t0=$(date +%s.%N)
-[ -f "$work/bag/metadata.yaml" ] || "$bin" synth -o "$work/bag" --frames "$frames" --size "$size" --format mcap >/dev/null
-[ -f "$work/folder/intrinsics.yaml" ] || "$bin" synth -o "$work/folder" --frames "$frames" --size "$size" >/dev/null
+[ -f "$work/bag/metadata.yaml" ] || "$bin" synth -o "$work/bag" --frames "$frames" --size "$size" --format mcap --no-color >/dev/null
+[ -f "$work/folder/intrinsics.yaml" ] || "$bin" synth -o "$work/folder" --frames "$frames" --size "$size" --no-color >/dev/null
 echo "bag_bench: $frames frames of $size ready in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.0f", b-a}') s;" \
   "bag $(du -sm "$work/bag" | cut -f1) MB, folder $(du -sm "$work/folder" | cut -f1) MB" >&2
 

@@ -138,10 +138,11 @@ SyntheticFrame render_synthetic_frame(int index, int w, int h) {
   return f;
 }
 
-void write_synthetic_dataset(const fs::path& dir, int frames, int w, int h) {
+void write_synthetic_dataset(const fs::path& dir, int frames, int w, int h, bool color) {
   DM_EXPECT(frames > 0 && frames <= 1000000, std::invalid_argument,
             "synth: frame count must be 1..1000000, got " << frames);
-  for (const char* sub : {"depth", "color", "mask"}) ensure_output_dir(dir / sub);
+  for (const char* sub : {"depth", "color", "mask"})
+    if (color || std::string(sub) != "color") ensure_output_dir(dir / sub);
   auto put_png = [](const fs::path& p, const cv::Mat& m) {
     std::vector<uint8_t> bytes;
     DM_EXPECT(cv::imencode(".png", m, bytes), OutputError, "cannot encode '" << p.string() << "'");
@@ -154,7 +155,7 @@ void write_synthetic_dataset(const fs::path& dir, int frames, int w, int h) {
     std::snprintf(id, sizeof id, "%06d", i);
     const SyntheticFrame f = render_synthetic_frame(i, w, h);
     put_png(dir / "depth" / (std::string(id) + ".png"), f.depth_mm);
-    put_png(dir / "color" / (std::string(id) + ".png"), f.color);
+    if (color) put_png(dir / "color" / (std::string(id) + ".png"), f.color);
     put_png(dir / "mask" / (std::string(id) + ".png"), f.mask);
   });
   const std::string k = "# Pinhole intrinsics of the synthetic camera (pixels), written by depthmask synth.\n" +

@@ -36,14 +36,14 @@ ros::CameraInfo camera_info_of(const Intrinsics& k, const ros::Header& h) {
 
 }  // namespace
 
-void write_synthetic_bag(const fs::path& dir, int frames, int width, int height) {
+void write_synthetic_bag(const fs::path& dir, int frames, int width, int height, bool color) {
   fs::create_directories(dir);
   const std::string file = "synthetic_0.mcap";
   mcap::Writer w(dir / file);
-  const std::vector<bag::TopicSpec> topics = {{"/camera/depth/image_rect_raw", ros::kImageType, ""},
-                                              {"/camera/color/image_raw", ros::kImageType, ""},
-                                              {"/seg/mask", ros::kImageType, ""},
-                                              {"/camera/depth/camera_info", ros::kCameraInfoType, ""}};
+  std::vector<bag::TopicSpec> topics = {{"/camera/depth/image_rect_raw", ros::kImageType, ""},
+                                        {"/seg/mask", ros::kImageType, ""},
+                                        {"/camera/depth/camera_info", ros::kCameraInfoType, ""}};
+  if (color) topics.push_back({"/camera/color/image_raw", ros::kImageType, ""});
   std::map<std::string, uint16_t> schema, channel;
   for (const bag::TopicSpec& t : topics) {
     if (!schema.count(t.type)) schema[t.type] = w.add_schema(t.type, "ros2msg", ros::message_definition(t.type));
@@ -63,7 +63,7 @@ void write_synthetic_bag(const fs::path& dir, int frames, int width, int height)
     put("/camera/depth/camera_info", t, ros::encode(camera_info_of(k, h)));
     put("/camera/depth/image_rect_raw", t, ros::encode(ros::pixels_to_image(f.depth_mm, h)));
     h.frame_id = "camera_color_optical_frame";
-    put("/camera/color/image_raw", t, ros::encode(ros::pixels_to_image(f.color, h)));
+    if (color) put("/camera/color/image_raw", t, ros::encode(ros::pixels_to_image(f.color, h)));
     put("/seg/mask", t, ros::encode(ros::pixels_to_image(f.mask, h)));
     last = t;
   }

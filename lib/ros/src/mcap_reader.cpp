@@ -3,6 +3,7 @@
 // messages outside chunks and those in chunks alike), checking chunk and data-section CRCs; read()
 // finds one message again, decompressing its chunk through a small cache.
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -167,7 +168,7 @@ bool Reader::Impl::read_summary() {
   }
   Bytes buf(static_cast<size_t>(footer_at + f::kFooterCrcSpan - start));
   if (read_at(start, buf.size(), buf.data()) != buf.size()) return false;
-  if (crc != 0 && static_cast<uint32_t>(::crc32_z(0, buf.data(), buf.size())) != crc) {
+  if (crc != 0 && static_cast<uint32_t>(::libdeflate_crc32(0, buf.data(), buf.size())) != crc) {
     detail::log().warn("MCAP file '{}': its summary's CRC differs; reading it by scanning", file.string());
     return false;
   }
@@ -269,7 +270,7 @@ ChunkPtr Reader::Impl::decode_chunk(uint64_t at, const uint8_t* p, uint64_t n) c
       why = "its compression '" + compression + "' is not one depthmask reads (zstd, lz4 or none)";
     }
     if (!why.empty()) fail(op, at, "it does not decompress: " + why);
-    const uLong got = out->empty() ? 0 : ::crc32_z(0, out->data(), out->size());
+    const uLong got = out->empty() ? 0 : ::libdeflate_crc32(0, out->data(), out->size());
     if (crc != 0 && static_cast<uint32_t>(got) != crc) {
       fail(op, at, "the CRC of its records differs from the one it records (the chunk is damaged)");
     }
@@ -328,7 +329,7 @@ bool Reader::Impl::chunk_records(uint64_t at, const Bytes& records, bool message
 
 void Reader::Impl::walk(bool messages, const std::function<bool(const MessageInfo&, const uint8_t*, size_t)>& visit) {
   Bytes buf;
-  const uint32_t magic_crc = static_cast<uint32_t>(::crc32(0, f::kMagic, f::kMagicSize));
+  const uint32_t magic_crc = static_cast<uint32_t>(::libdeflate_crc32(0, f::kMagic, f::kMagicSize));
   uLong crc = ::crc32(0, nullptr, 0);  // of the data section after the magic
   for (uint64_t pos = f::kMagicSize; pos < data_limit || !summary;) {
     if (!summary && pos == size) {
@@ -357,8 +358,8 @@ void Reader::Impl::walk(bool messages, const std::function<bool(const MessageInf
     if (messages) {
       uint8_t h[f::kRecordHead] = {op};
       std::memcpy(h + 1, &len, 8);
-      crc = ::crc32(crc, h, f::kRecordHead);
-      if (!buf.empty()) crc = ::crc32_z(crc, buf.data(), buf.size());
+      crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), h, f::kRecordHead);
+      if (!buf.empty()) crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), buf.data(), buf.size());
     }
     if (op == f::kSchema || op == f::kChannel) {
       add_definition(op, pos, buf.data(), len);

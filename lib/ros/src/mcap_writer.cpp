@@ -5,6 +5,7 @@
 // (schemas, channels, statistics, chunk indexes, grouped by opcode), its summary offsets and the footer
 // with the summary's CRC. The file is `<name>.part` until close() renames it.
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -96,7 +97,7 @@ struct Writer::Impl {
   void put(const void* data, size_t n) {
     const auto* p = static_cast<const uint8_t*>(data);
     if (n == 0) return;  // (crc32 of a null pointer is its initial value, not the crc unchanged)
-    crc = ::crc32_z(crc, p, n);
+    crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), p, n);
     for (size_t done = 0; done < n;) {
       const ssize_t w = ::write(fd, p + done, n - done);
       if (w < 0 && errno == EINTR) continue;
@@ -137,7 +138,7 @@ void Writer::Impl::close_chunk() {
   f::put_int(head, chunk_start);
   f::put_int(head, chunk_end);
   f::put_int(head, uint64_t{chunk.size()});
-  f::put_int(head, static_cast<uint32_t>(::crc32_z(0, chunk.data(), chunk.size())));  // chunk is not empty
+  f::put_int(head, static_cast<uint32_t>(::libdeflate_crc32(0, chunk.data(), chunk.size())));  // chunk is not empty
   f::put_str(head, ci.compression);
   f::put_int(head, uint64_t{size});
   f::end_record(head, c);
@@ -226,7 +227,7 @@ void Writer::Impl::write_summary() {
   f::put_int(s, uint64_t{f::kFooterContent});
   f::put_int(s, start);
   f::put_int(s, offsets);
-  f::put_int(s, static_cast<uint32_t>(::crc32_z(0, s.data(), s.size())));
+  f::put_int(s, static_cast<uint32_t>(::libdeflate_crc32(0, s.data(), s.size())));
   put(s);
 }
 

@@ -24,12 +24,13 @@ SyntheticFrame render_synthetic_frame(int index, int width, int height);
 
 // Writes depth/{id}.png, color/{id}.png, mask/{id}.png, intrinsics.yaml and depthmask.yaml (a config
 // that runs on the folder as it stands) for ids 000000 .. frames-1. Throws OutputError.
-void write_synthetic_dataset(const std::filesystem::path& dir, int frames, int width, int height);
+// `color` false: no color/ folder (depth and masks only).
+void write_synthetic_dataset(const std::filesystem::path& dir, int frames, int width, int height, bool color = true);
 
 // The same frames as a ROS 2 bag (synth_bag.cpp): dir/synthetic_0.mcap (zstd chunks) and its
 // metadata.yaml, topics /camera/depth/image_rect_raw (16UC1 mm), /camera/color/image_raw (bgr8),
-// /seg/mask (mono8), /camera/depth/camera_info; 30 fps. Throws OutputError, or InputError when the
+// /seg/mask (mono8), /camera/depth/camera_info; 30 fps. `color` false: no colour topic. Throws OutputError, or InputError when the
 // build has no bag support.
-void write_synthetic_bag(const std::filesystem::path& dir, int frames, int width, int height);
+void write_synthetic_bag(const std::filesystem::path& dir, int frames, int width, int height, bool color = true);
 
 }  // namespace depthmask
