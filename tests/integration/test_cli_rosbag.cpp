@@ -102,3 +102,28 @@ TEST_F(CliRosbag, ABagCutShortKeepsTheFramesBeforeTheCut) {
 }
 
 }  // namespace
+
+namespace {
+
+// `live` replays a bag (replay://) and records one (output.format mcap): every frame's depth in
+// depthmask.mcap, with metadata.yaml, and the TIFFs beside it.
+TEST_F(CliRosbag, LiveReplaysABagAndRecordsOne) {
+  TempDir tmp;
+  ASSERT_EQ(run_in(tmp.path(), "synth -o bag --frames 5 --size 64x48 --format mcap").exit_code, 0);
+  const auto r = run_in(tmp.path(), "live --backend cpu --set live.overflow=block --source " +
+                                        q("replay://" + (tmp / "bag").string() + "?fps=0") +
+                                        " --output out --set 'output.format=[tiff,mcap]' --set output.mcap.mask=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "5 frame(s) captured, 5 processed")) << r.output;
+  EXPECT_TRUE(contains(r.output, "5 frame(s) recorded in")) << r.output;
+  EXPECT_TRUE(fs::exists(tmp / "out" / "depthmask.mcap")) << r.output;
+  EXPECT_TRUE(fs::exists(tmp / "out" / "metadata.yaml")) << r.output;
+  EXPECT_EQ(tiffs(tmp / "out").size(), 5u);
+  // The recording is a bag `run` reads in turn: its depth topic holds the five masked frames.
+  const auto again = run_in(tmp.path(), "doctor --input out");
+  EXPECT_TRUE(contains(again.output, "/depthmask/depth  sensor_msgs/msg/Image (32FC1), 5 messages")) << again.output;
+  EXPECT_TRUE(contains(again.output, "<- depth")) << again.output;
+  EXPECT_TRUE(contains(again.output, "/depthmask/mask  sensor_msgs/msg/Image (mono8), 5 messages")) << again.output;
+}
+
+}  // namespace

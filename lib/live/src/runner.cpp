@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "depthmask/bag_output.h"
 #include "depthmask/detail/frame_failure.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/encoders.h"
@@ -159,6 +160,12 @@ class Runner {
     if (c.live.output_every > 0) {
       ensure_output_dir(c.output.dir);
       writer_.emplace(c, b);
+      // output.format mcap: the written frames also go to a bag, merged into depthmask.mcap at the end.
+      if (writes_bag(c)) {
+        bag_lock_ = std::make_unique<BagLock>(c.output.dir, BagLock::Mode::Shared);
+        bag_ = std::make_unique<BagOutput>(c, "live");
+        bag_->open();
+      }
     }
     if (!c.live.publish.empty()) {
       publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
@@ -182,6 +189,7 @@ class Runner {
     capture.join();
     mask.join();
     output.join();
+    finish_bag();
     s_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     s_.latency = total_latency_.stats();
     s_.previewed = preview_ ? preview_->shown() : 0;
@@ -192,6 +200,19 @@ class Runner {
   }
 
  private:
+  // The live bag (output.format mcap): its part closed, then merged into depthmask.mcap and
+  // metadata.yaml (a live run is a recording of its own: nothing else completes it).
+  void finish_bag() {
+    if (!bag_) return;
+    bag_->close();
+    bag_lock_.reset();
+    const BagMerge m = finalize_bag(c_.output.dir);
+    if (m.merged)
+      detail::log().info("live: {} frame(s) recorded in {}", m.depth_messages, (c_.output.dir / kBagName).string());
+    else
+      detail::log().warn("live: the bag's part was not merged: {}", m.why_not);
+  }
+
   // What escapes a stage thread (a bug, a sticky device error) stops the run and is rethrown by run().
   template <class F>
   void guarded(F&& f) {
@@ -511,6 +532,10 @@ class Runner {
             entry.id = it->meta.id;
             entry.relative = it->meta.id + ".png";  // output.layout mirror: the id is the whole path
             writer_->write(entry, it->slot);
+            if (bag_) {  // stamped by capture time from the start of the run
+              entry.timestamp = std::chrono::duration<double>(it->meta.captured - t0_).count();
+              bag_->append(bag_->encode(entry, it->slot));
+            }
             wrote = true;
           }
           if (publisher_) {
@@ -559,6 +584,8 @@ class Runner {
 
   std::vector<std::unique_ptr<Item>> pool_;
   std::optional<FrameWriter> writer_;
+  std::unique_ptr<BagLock> bag_lock_;  // held while the part is written (a merge waits for it)
+  std::unique_ptr<BagOutput> bag_;     // output.format mcap
   std::unique_ptr<detail::ZmqPublisher> publisher_;
   std::unique_ptr<detail::Preview> preview_;  // live.preview; null when not asked for
 

@@ -161,10 +161,11 @@ struct Topics {
   std::vector<std::string> masks;
 };
 
-std::string topics_of_role(const std::map<std::string, TopicScan>& scans, Role want) {
+std::string image_topics(const std::map<std::string, TopicScan>& scans) {
   std::string s;
   for (const auto& [name, scan] : scans)
-    if (role_of(name, scan) == want) s += (s.empty() ? "" : ", ") + name;
+    if (scan.kind == "image" || scan.kind == "compressed")
+      s += (s.empty() ? "" : ", ") + name + " (" + scan.encoding + ")";
   return s.empty() ? "none" : s;
 }
 
@@ -223,7 +224,7 @@ Topics choose_topics(const ResolvedInput& r, const std::map<std::string, TopicSc
     DM_EXPECT(!t.masks.empty(), InputError,
               where << " has no mask topic (a mono8, 8UC1 or 16UC1 image topic named like a mask, label or "
                        "segmentation); set input.topics.mask (image topics: "
-                    << topics_of_role(scans, Role::None) << ")");
+                    << image_topics(scans) << ")");
   }
   if (set.color == "none") {
   } else if (!set.color.empty()) {
