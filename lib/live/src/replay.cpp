@@ -1,8 +1,8 @@
 // replay://DIR?fps=30&loop=0: any folder `run` reads (resolve_input: pattern, apc, 7scenes, bop, tum,
-// ycbineoat, a rosbag2 bag: its messages decoded by detail::decode_bag_image), decoded as the files are: depth and mask with IMREAD_UNCHANGED (raw units; APC's rotated
-// depth stays rotated, the mask step decodes it per depth.encoding), color as 8-bit BGR like `run`,
-// through the batch loader's ImageReader (its limits, decoders, palette masks). BOP frames with
-// per-instance masks get one CV_8UC1 mask of mask-test results, 255 where any instance mask passes the
+// ycbineoat, a rosbag2 bag: its messages decoded by detail::decode_bag_image), decoded as the files are: depth and mask
+// with IMREAD_UNCHANGED (raw units; APC's rotated depth stays rotated, the mask step decodes it per depth.encoding),
+// color as 8-bit BGR like `run`, through the batch loader's ImageReader (its limits, decoders, palette masks). BOP
+// frames with per-instance masks get one CV_8UC1 mask of mask-test results, 255 where any instance mask passes the
 // configured mask test, 0 elsewhere, as `run` unites them (CapturedFrame::mask_tests; mask.per_instance
 // is not applied live). Paced at the recorded timestamps when every frame
 // has one (TUM, a bag's header stamps) and the URI names no fps, at fps otherwise.

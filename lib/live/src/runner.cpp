@@ -20,6 +20,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
 #include "fixed_size.h"
+#include "live_masks.h"
 #include "preview.h"
 #include "publisher.h"
 
@@ -42,55 +43,6 @@ struct Item {
   cv::Mat combined;  // reused: the frame's mask test AND the static mask
 };
 using Ring = detail::Ring<Item>;
-
-// The rule with live.mask.depth_band: the depth range narrowed to the band, so the band is the rule's
-// own range check (CPU and GPU agree by construction).
-MaskParams live_mask_params(const Config& c) {
-  MaskParams p = mask_params(c);
-  if (const auto& band = c.live.mask.depth_band) {
-    const double lo = std::max(c.depth.min, band->min), hi = std::min(c.depth.max, band->max);
-    if (lo > hi)
-      detail::log().warn(
-          "live: live.mask.depth_band [{}, {}] m lies outside depth.min..depth.max [{}, {}] m: nothing is kept",
-          band->min, band->max, c.depth.min, c.depth.max);
-    set_depth_range(p, c.depth.scale, lo, hi);
-  }
-  return p;
-}
-
-// live.mask.static, read once through the batch loader's ImageReader (input.max_*, its decoders and
-// checks), as a plane of test results (mask_rule.h): kTestKeep where the image is nonzero,
-// kTestLiveDrop elsewhere (8- or 16-bit input), so a frame without a mask of its own can be masked
-// with it directly and the `reason` output says the live mask dropped the pixel.
-cv::Mat read_static_mask(const std::filesystem::path& file, const InputLimits& limits) {
-  std::error_code ec;
-  DM_EXPECT(std::filesystem::is_regular_file(file, ec), InputError,
-            "config key 'live.mask.static': '" << file.string() << "' does not exist or is not a file");
-  ImageReader reader(limits);
-  cv::Mat m;
-  try {
-    reader.read(file, ImageRole::Mask, m);
-  } catch (const InputError& e) {
-    throw InputError(std::string("config key 'live.mask.static': ") + e.what());
-  }
-  cv::Mat roi;
-  cv::compare(m, 0, roi, cv::CMP_NE);
-  roi.setTo(kTestLiveDrop, roi == 0);
-  return roi;
-}
-
-// A plane of test results (mask_rule.h): kTestKeep where the frame's mask passes `p`'s mask test and
-// the static mask is nonzero, kTestLiveDrop where only the static mask drops it, else 0.
-template <class MaskT>
-void and_tests(const cv::Mat& mask, const cv::Mat& roi, const MaskParams& p, cv::Mat& out) {
-  out.create(mask.size(), CV_8UC1);
-  for (int y = 0; y < mask.rows; ++y) {
-    const MaskT* m = mask.ptr<MaskT>(y);
-    const uint8_t* r = roi.ptr<uint8_t>(y);
-    uint8_t* o = out.ptr<uint8_t>(y);
-    for (int x = 0; x < mask.cols; ++x) o[x] = !mask_keeps(m[x], p) ? uint8_t{0} : r[x];
-  }
-}
 
 // A frame's failure, classified as the batch classifies it (classify_frame_failure): logged (the
 // first few, then every 100th) and counted by the caller; out of memory gives back what the frame's
@@ -131,14 +83,14 @@ class Runner {
         limits_(limits),
         stop_(stop),
         observer_(obs),
-        params_(live_mask_params(c)),
+        params_(detail::live_mask_params(c)),
         tests_params_(union_mask_params(params_)),
         mask_q_(static_cast<size_t>(c.live.buffers)),
         out_q_(static_cast<size_t>(c.live.buffers)),
         failures_(b) {
     DM_EXPECT(c.live.buffers >= 2, ConfigError, "live.buffers must be at least 2, got " << c.live.buffers);
     if (!c.live.mask.static_file.empty()) {
-      static_mask_ = read_static_mask(c.live.mask.static_file, input_limits(c));
+      static_mask_ = detail::read_static_mask(c.live.mask.static_file, input_limits(c));
       detail::log().info("live: static mask {} ({}x{})", c.live.mask.static_file.string(), static_mask_.cols,
                          static_mask_.rows);
     }
@@ -452,9 +404,9 @@ class Runner {
       // A mask of test results already (replay's instance union) is tested by its own rule.
       const MaskParams& p = f.mask_tests ? tests_params_ : params_;
       if (f.mask.type() == CV_8UC1)
-        and_tests<uint8_t>(f.mask, static_mask_, p, it.combined);
+        detail::and_tests<uint8_t>(f.mask, static_mask_, p, it.combined);
       else
-        and_tests<uint16_t>(f.mask, static_mask_, p, it.combined);
+        detail::and_tests<uint16_t>(f.mask, static_mask_, p, it.combined);
       return it.combined;
     }
     if (!f.mask.empty()) return f.mask;  // f.mask_tests

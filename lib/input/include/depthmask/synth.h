@@ -29,8 +29,8 @@ void write_synthetic_dataset(const std::filesystem::path& dir, int frames, int w
 
 // The same frames as a ROS 2 bag (synth_bag.cpp): dir/synthetic_0.mcap (zstd chunks) and its
 // metadata.yaml, topics /camera/depth/image_rect_raw (16UC1 mm), /camera/color/image_raw (bgr8),
-// /seg/mask (mono8), /camera/depth/camera_info; 30 fps. `color` false: no colour topic. Throws OutputError, or InputError when the
-// build has no bag support.
+// /seg/mask (mono8), /camera/depth/camera_info; 30 fps. `color` false: no colour topic. Throws OutputError, or
+// InputError when the build has no bag support.
 void write_synthetic_bag(const std::filesystem::path& dir, int frames, int width, int height, bool color = true);
 
 }  // namespace depthmask
