@@ -69,6 +69,7 @@ void write_synthetic_bag(const fs::path& dir, int frames, int width, int height,
   }
   w.close();
   std::vector<std::pair<bag::TopicSpec, uint64_t>> counted;
+  counted.reserve(topics.size());
   for (const bag::TopicSpec& t : topics) counted.emplace_back(t, static_cast<uint64_t>(frames));
   bag::write_metadata(dir, {{file, kStart, last - kStart, static_cast<uint64_t>(frames) * topics.size()}}, counted);
 }

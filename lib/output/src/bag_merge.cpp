@@ -58,6 +58,7 @@ std::vector<fs::path> list_bag_parts(const fs::path& dir) {
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> parts;
+  parts.reserve(found.size());
   for (auto& f : found) parts.push_back(std::move(f.second));
   return parts;
 }

@@ -90,11 +90,11 @@ struct WriterOptions {
   std::string profile = "ros2";
   std::string library = "depthmask";
   Compression compression = Compression::Zstd;
-  uint64_t chunk_size = 4 * 1024 * 1024;  ///< a chunk is closed when its records reach this many bytes
-  bool index = true;                      ///< message indexes, chunk indexes, summary; false: no summary section
-  bool chunked = true;                    ///< false: Message records straight into the data section (as
-                                          ///< rosbag2's `fastwrite` preset writes them); no compression
-  int zstd_level = 1;                     ///< zstd's level for Compression::Zstd
+  uint64_t chunk_size = uint64_t{4} * 1024 * 1024;  ///< a chunk is closed when its records reach this many bytes
+  bool index = true;    ///< message indexes, chunk indexes, summary; false: no summary section
+  bool chunked = true;  ///< false: Message records straight into the data section (as
+                        ///< rosbag2's `fastwrite` preset writes them); no compression
+  int zstd_level = 1;   ///< zstd's level for Compression::Zstd
 };
 
 /// Writes one MCAP file (the path gets a `.part` name until close() renames it; finished chunks are
