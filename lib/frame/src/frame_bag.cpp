@@ -9,12 +9,6 @@
 #include "depthmask/ros_image.h"
 
 namespace depthmask {
-namespace {
-ros::DecodedImage decode(const detail::BagFrame& b, const detail::BagImageMessage& m, ros::PixelRole role,
-                         size_t max_pixels) {
-  return detail::decode_bag_image(b, m, role, max_pixels);
-}
-}  // namespace
 
 void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const MaskParams* unite) {
   const detail::BagFrame& b = *f.bag;
@@ -22,15 +16,15 @@ void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const Mask
   depth_.release();
   mask_.release();
   depth_channels_ = 1;
-  const ros::DecodedImage depth = decode(b, b.depth, ros::PixelRole::Depth, max_pixels);
+  const ros::DecodedImage depth = detail::decode_bag_image(b, b.depth, ros::PixelRole::Depth, max_pixels);
   const std::string depth_what = detail::describe_message(*b.bag, b.depth);
   check_depth_type(depth.pixels, depth_what);
   cv::Mat mask;
   if (unite == nullptr) {
-    mask = decode(b, b.masks.front(), ros::PixelRole::Mask, max_pixels).pixels;
+    mask = detail::decode_bag_image(b, b.masks.front(), ros::PixelRole::Mask, max_pixels).pixels;
   } else {  // several mask topics: the union of their mask tests (read_instance_union's rule)
     for (const detail::BagImageMessage& m : b.masks) {
-      const cv::Mat one = decode(b, m, ros::PixelRole::Mask, max_pixels).pixels;
+      const cv::Mat one = detail::decode_bag_image(b, m, ros::PixelRole::Mask, max_pixels).pixels;
       check_mask_type(one, detail::describe_message(*b.bag, m));
       if (mask.empty()) mask = cv::Mat::zeros(one.size(), CV_8UC1);
       DM_EXPECT(one.size() == mask.size(), InputError,
@@ -57,7 +51,7 @@ void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const Mask
   color_ = cv::Mat();
   if (want_color && b.color) {
     const std::string what = detail::describe_message(*b.bag, *b.color);
-    color_decoded_ = decode(b, *b.color, ros::PixelRole::Color, max_pixels).pixels;
+    color_decoded_ = detail::decode_bag_image(b, *b.color, ros::PixelRole::Color, max_pixels).pixels;
     DM_EXPECT(color_decoded_.size() == mask_.size(), InputError,
               what << " is " << color_decoded_.cols << "x" << color_decoded_.rows << " but " << mask_what << " is "
                    << mask_.cols << "x" << mask_.rows << "; expected the same size");
