@@ -23,8 +23,19 @@ namespace {
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 bool is_source_uri(const std::string& s) { return s.find("://") != std::string::npos; }
-bool is_endpoint_or_off(const std::string& e) {
-  return e.empty() || e.rfind("tcp://", 0) == 0 || e.rfind("ipc://", 0) == 0 || e.rfind("inproc://", 0) == 0;
+// live.publish: empty, or a comma-separated list of ZeroMQ endpoints and ros2:// namespaces.
+bool is_endpoint_or_off(const std::string& text) {
+  size_t from = 0;
+  while (!text.empty()) {
+    const size_t comma = text.find(',', from);
+    const std::string e = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    const bool ok = e.rfind("tcp://", 0) == 0 || e.rfind("ipc://", 0) == 0 || e.rfind("inproc://", 0) == 0 ||
+                    (e.rfind("ros2://", 0) == 0 && e.size() > 7);
+    if (!ok) return false;
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return true;
 }
 bool is_shard_text(const std::string& s) { return is_shard_spec(s); }
 bool no_distortion(const Config& c) { return c.registration.depth_distortion.model == DistortionModel::None; }
@@ -195,8 +206,12 @@ std::vector<Key> live_keys() {
       key("output_every", &S::output_every, Int<int>{0, 1000000}, "write every Nth frame to output.dir; 0 = never"),
       key("publish", &S::publish,
           Text{true, false, true, is_endpoint_or_off,
-               "expected a ZeroMQ endpoint (tcp://HOST:PORT, ipc://PATH or inproc://NAME) or empty (off)"},
-          "a ZeroMQ endpoint to PUB every frame on; empty = off"),
+               "expected ZeroMQ endpoints (tcp://HOST:PORT, ipc://PATH, inproc://NAME) and ROS 2 namespaces "
+               "(ros2://NODE), comma separated, or empty (off)"},
+          "where every frame is published: ZeroMQ endpoints and ros2://NODE, comma separated; empty = off"),
+      key("pair_wait", &S::pair_wait,
+          Number{within(0, 60), "expected seconds in [0, 60] (how long a depth message waits for its partners)"},
+          "ros2://: seconds a depth message waits for its mask and colour messages"),
       key("stats_interval", &S::stats_interval, Number{at_least(0), "expected seconds >= 0 (0 = no stats lines)"},
           "seconds between stats log lines; 0 = none"),
       key("reconnect_max", &S::reconnect_max,

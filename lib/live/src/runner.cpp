@@ -23,6 +23,7 @@
 #include "live_masks.h"
 #include "preview.h"
 #include "publisher.h"
+#include "ros2_live.h"
 
 namespace depthmask {
 
@@ -99,6 +100,18 @@ class Runner {
       detail::log().info("live: colour key h [{}, {}] s [{}, {}] v [{}, {}], keep {}, on the {}", key->h_min,
                          key->h_max, key->s_min, key->s_max, key->v_min, key->v_max,
                          key->keep_inside ? "inside" : "outside", b.device_executes() ? "GPU" : "CPU");
+    // live.publish: ZeroMQ endpoints and ros2:// namespaces side by side (made first: /NODE/reason
+    // needs the reason pass in every slot).
+    bool publish_reason = false;
+    for (const std::string& target : detail::publish_targets(c.live.publish)) {
+      if (target.rfind("ros2://", 0) == 0) {
+        ros2_.push_back(detail::make_ros2_output(target, c));
+        publish_reason = publish_reason || ros2_.back()->wants_reason();
+      } else {
+        publishers_.push_back(std::make_unique<detail::ZmqPublisher>(target));
+      }
+      detail::log().info("live: publishing on {}", target);
+    }
     pool_.reserve(static_cast<size_t>(c.live.buffers));
     free_.reserve(static_cast<size_t>(c.live.buffers));
     for (int i = 0; i < c.live.buffers; ++i) {
@@ -106,7 +119,7 @@ class Runner {
       pool_.back()->slot.set_color_key(key);  // the slot runs the key pass before masking
       // The reason pass only where its file is written (live.output_every); its codes tell
       // live.mask.depth_band (8) from depth.min..max (6, 7).
-      pool_.back()->slot.set_reason(wants_reason(c) && c.live.output_every > 0, mask_params(c));
+      pool_.back()->slot.set_reason((wants_reason(c) && c.live.output_every > 0) || publish_reason, mask_params(c));
       free_.push_back(pool_.back().get());
     }
     if (c.live.output_every > 0) {
@@ -118,10 +131,6 @@ class Runner {
         bag_ = std::make_unique<BagOutput>(c, "live");
         bag_->open();
       }
-    }
-    if (!c.live.publish.empty()) {
-      publisher_ = std::make_unique<detail::ZmqPublisher>(c.live.publish);
-      detail::log().info("live: publishing on {}", c.live.publish);
     }
     if (c.live.preview) preview_ = std::make_unique<detail::Preview>(c);
   }
@@ -329,6 +338,8 @@ class Runner {
       if (!it) break;
       it->meta.sequence = frame.sequence;
       it->meta.captured = frame.captured;
+      it->meta.header = frame.header;  // ros2:// sources: published with the frame
+      it->meta.camera_info = frame.camera_info;
       if (frame.id.empty())
         it->meta.id = std::to_string(frame.sequence);
       else
@@ -490,11 +501,12 @@ class Runner {
             }
             wrote = true;
           }
-          if (publisher_) {
+          for (auto& publisher : publishers_) {
             const detail::PublishedFrame pf{it->meta.id, it->meta.sequence, c_.output.invalid, it->latency_us,
                                             backend_name};
-            sent = publisher_->publish(pf, it->slot.out());
+            sent = publisher->publish(pf, it->slot.out()) || sent;
           }
+          for (auto& r : ros2_) sent = r->publish(it->meta, it->slot) || sent;
           if (preview_) preview_->offer(it->slot.out());  // never waits
           if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
         } catch (...) {
@@ -538,8 +550,9 @@ class Runner {
   std::optional<FrameWriter> writer_;
   std::unique_ptr<BagLock> bag_lock_;  // held while the part is written (a merge waits for it)
   std::unique_ptr<BagOutput> bag_;     // output.format mcap
-  std::unique_ptr<detail::ZmqPublisher> publisher_;
-  std::unique_ptr<detail::Preview> preview_;  // live.preview; null when not asked for
+  std::vector<std::unique_ptr<detail::ZmqPublisher>> publishers_;  // live.publish's ZeroMQ endpoints
+  std::vector<std::unique_ptr<detail::Ros2Output>> ros2_;          // live.publish's ros2:// namespaces
+  std::unique_ptr<detail::Preview> preview_;                       // live.preview; null when not asked for
 
   // Guards everything below, the queues and the summary's counters.
   std::mutex m_;

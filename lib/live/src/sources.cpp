@@ -1,4 +1,5 @@
-// The live sources behind make_live_source: synthetic://, replay://, gst://, v4l2:// and openni2://.
+// The live sources behind make_live_source: synthetic://, replay://, gst://, v4l2://, openni2:// and
+// ros2:// (ros2_live.cpp, over lib/live_ros2).
 //
 //   synthetic://?size=640x480&fps=30&frames=N  render_synthetic_frame(i, w, h): 16-bit mm depth, the
 //       label mask (0 background, 1..4 objects) and BGR color; endless unless frames=N.
@@ -30,6 +31,7 @@
 #include "depthmask/live.h"
 #include "depthmask/synth.h"
 #include "pacing.h"
+#include "ros2_live.h"
 #include "uri.h"
 
 namespace depthmask {
@@ -194,6 +196,7 @@ std::vector<SourceSupport> live_source_support() {
 #else
         {"openni2", false, "not built in (this build has no OpenNI2: install libopenni2-dev and rebuild)"},
 #endif
+        {"ros2", detail::ros2_built(), detail::ros2_note()},
   };
 }
 
@@ -202,6 +205,7 @@ std::unique_ptr<LiveSource> make_live_source(const SourceUri& uri, const Config&
   if (uri.scheme == "replay") return detail::make_replay_source(uri, config);
   if (uri.scheme == "gst") return std::make_unique<CaptureSource>(uri, true);
   if (uri.scheme == "v4l2") return std::make_unique<CaptureSource>(uri, false);
+  if (uri.scheme == "ros2") return detail::make_ros2_source(uri, config);
   if (uri.scheme == "openni2") {
 #if DEPTHMASK_HAVE_OPENNI2
     return detail::make_openni2_source(uri, config);

@@ -30,6 +30,9 @@ const std::vector<SchemeRule>& rules() {
       {"gst", true, true, false, {}},
       {"v4l2", true, true, true, {"size", "fps"}},
       {"openni2", false, true, true, {"size", "fps", "color", "loop"}},
+      // ros2:///DEPTH_TOPIC?color=&mask=A,B&camera_info=&qos=&domain=&config= (ros2_live.cpp); as a
+      // publisher ros2://NODE?qos=&domain=&config=&mask=1&reason=1&points=1.
+      {"ros2", true, true, true, {"color", "mask", "camera_info", "qos", "domain", "config", "reason", "points"}},
   };
   return r;
 }
@@ -165,6 +168,7 @@ SourceUri parse_source_uri(const std::string& text) {
     fail(text, "empty path; " + u.scheme + ":// needs " +
                    (u.scheme == "replay" ? std::string("a dataset folder (replay://DIR)")
                     : u.scheme == "gst"  ? std::string("a pipeline ending in appsink (gst://... ! appsink)")
+                    : u.scheme == "ros2" ? std::string("a depth topic (ros2:///camera/depth/image_rect_raw)")
                                          : std::string("a device (v4l2:///dev/video0)")));
   if (!rule->takes_path && !u.path.empty())
     fail(text, u.scheme + ":// takes no path, only a query (" + u.scheme + "://?" + rule->keys.front() +
@@ -184,7 +188,8 @@ SourceUri parse_source_uri(const std::string& text) {
       if (!known)
         fail(text, "unknown query key '" + key + "' for " + u.scheme + "://; allowed: " + detail::join(rule->keys));
       if (u.query.count(key)) fail(text, "query key '" + key + "' given twice");
-      detail::check_value(text, key, value);
+      // ros2://'s color and mask name topics (openni2's color is a flag); ros2_live.cpp checks them.
+      if (u.scheme != "ros2") detail::check_value(text, key, value);
       u.query.emplace(key, value);
       if (amp == std::string::npos) break;
       start = amp + 1;

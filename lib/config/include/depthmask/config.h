@@ -206,9 +206,14 @@ struct LiveConfig {
   /// drop_oldest: a new frame takes the slot of the oldest frame still waiting (counted as a drop);
   /// block: capture waits for a free slot (nothing dropped, the source backs up).
   Overflow overflow = Overflow::DropOldest;
-  int buffers = 4;              ///< frame slots in the pool, made up front (2..64)
-  int output_every = 0;         ///< write every Nth frame to output.dir as `run` does; 0 = never
-  std::string publish;          ///< a ZeroMQ endpoint to PUB every frame on (tcp://127.0.0.1:5555); empty = off
+  int buffers = 4;       ///< frame slots in the pool, made up front (2..64)
+  int output_every = 0;  ///< write every Nth frame to output.dir as `run` does; 0 = never
+  /// Where every frame is published, comma separated: ZeroMQ endpoints (tcp://127.0.0.1:5555) and
+  /// ROS 2 namespaces over DDS (ros2://depthmask); empty = off.
+  std::string publish;
+  /// ros2://: how long (seconds) a depth message waits for its mask and colour messages (segmentation
+  /// arrives 50-300 ms late) before it is decided with what came.
+  double pair_wait = 0.5;
   double stats_interval = 5.0;  ///< seconds between stats log lines; 0 = none
   double reconnect_max = 5.0;   ///< seconds: the cap of the reconnect back-off (0.1 s doubling)
   LiveMaskConfig mask;          ///< live.mask: masks besides the frames' own

@@ -1,6 +1,6 @@
 // Live mode: frames from a camera or another process, masked and handed on with bounded latency.
 //
-// A source (a URI: synthetic://, replay://, gst://, v4l2://) delivers captured frames; a fixed pool of
+// A source (a URI: synthetic://, replay://, gst://, v4l2://, ros2://) delivers captured frames; a fixed pool of
 // frame slots from the memory backend carries them through capture → mask → output stages; when the
 // consumer falls behind the oldest unprocessed frame is dropped (or capture blocks), never queued
 // without bound. Sources fail and come back: the runner reconnects with bounded exponential back-off.
@@ -14,11 +14,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "depthmask/backend.h"
 #include "depthmask/config.h"
+#include "depthmask/ros_msgs.h"
 
 namespace depthmask {
 
@@ -45,6 +47,10 @@ struct CapturedFrame {
   // replay://: the depth file when it stored depth in three equal channels, read as the one
   // (ImageReader::last_stored_channels); empty otherwise. The runner logs the first once per run.
   std::filesystem::path three_channel_depth;
+  // ros2://: the depth message's header (its stamp and frame_id go out with the masked depth) and the
+  // latest camera_info received; other sources leave them empty.
+  std::optional<ros::Header> header;
+  std::shared_ptr<const ros::CameraInfo> camera_info;
 };
 
 class LiveSource {
