@@ -112,7 +112,7 @@ const std::string& dds_loopback_config() {
       "<AllowMulticast>false</AllowMulticast><MaxMessageSize>65500B</MaxMessageSize></General>"
       "<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>"
       "<Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery>"
-      "<Internal><SocketReceiveBufferSize min=\"default\"/></Internal></Domain></CycloneDDS>";
+      "<Internal><SocketReceiveBufferSize min=\"default\" max=\"4MB\"/></Internal></Domain></CycloneDDS>";
   return xml;
 }
 

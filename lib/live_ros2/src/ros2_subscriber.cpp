@@ -156,6 +156,12 @@ Ros2Subscriber::~Ros2Subscriber() = default;
 
 void Ros2Subscriber::open() {
   Impl& m = *impl_;
+  m.pending.clear();
+  for (Partner& p : m.partners) p.waiting.clear();
+  m.last_depth = Clock::now();
+  // A reopen after a stall keeps the readers: DDS rediscovers a driver that comes back by itself, and
+  // new readers would only lose what is in flight.
+  if (m.depth) return;
   m.waitset.reset();
   m.partners.clear();
   m.depth.reset();
@@ -180,7 +186,6 @@ void Ros2Subscriber::open() {
     m.info = std::make_unique<DdsReader>(m.node, m.spec.camera_info, ros::kCameraInfoType, Ros2Qos::SensorData);
     m.waitset->attach(*m.info);
   }
-  m.last_depth = Clock::now();
 }
 
 std::chrono::steady_clock::duration Ros2Subscriber::silent_for() const { return Clock::now() - impl_->last_depth; }

@@ -63,11 +63,11 @@ class Ros2Subscriber {
   Ros2Subscriber(const Ros2Subscriber&) = delete;
   Ros2Subscriber& operator=(const Ros2Subscriber&) = delete;
 
-  /// (Re)creates the participant's readers; what was pending is dropped.
+  /// Creates the participant's readers (once; a reopen keeps them) and drops what was pending.
   void open();
   /// The next paired frame; false when none came within `timeout`.
   bool next(Ros2Frame& out, std::chrono::milliseconds timeout);
-  /// The time since the last depth message arrived (or since open()).
+  /// The time since the last depth message arrived, or since open() before the first one.
   std::chrono::steady_clock::duration silent_for() const;
 
   uint64_t unpaired() const { return unpaired_; }  ///< depth and partner messages dropped by pairing
