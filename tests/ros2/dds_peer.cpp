@@ -39,6 +39,7 @@
 
 #include "CameraInfoPubSubTypes.h"
 #include "ImagePubSubTypes.h"
+#include "ParticipantEntitiesInfoPubSubTypes.h"
 
 namespace fdds = eprosima::fastdds::dds;
 using Clock = std::chrono::steady_clock;
@@ -178,6 +179,30 @@ int fail(const std::string& why) {
   return 1;
 }
 
+// depthmask's entry on ros_discovery_info: the node /depthmask, its readers (depth, mask, camera_info)
+// and writers, the GID of the writer this peer received /depthmask/depth from among them (Jazzy's
+// 16-byte GIDs: the DDS GUID, which Fast-DDS's publication handle of a sample is).
+std::string check_graph(fdds::DataReader* graph_r, const fdds::InstanceHandle_t& writer) {
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (Clock::now() < until) {
+    rmw_dds_common::msg::ParticipantEntitiesInfo g;
+    fdds::SampleInfo si;
+    while (graph_r->take_next_sample(&g, &si) == ReturnCode_t::RETCODE_OK) {
+      if (!si.valid_data || g.node_entities_info_seq().size() != 1) continue;
+      const auto& n = g.node_entities_info_seq()[0];
+      if (n.node_name() != "depthmask" || n.node_namespace() != "/") continue;
+      for (const auto& w : n.writer_gid_seq())
+        if (std::memcmp(w.data().data(), writer.value, 16) == 0 && n.reader_gid_seq().size() >= 3) {
+          std::printf("dds_peer: ros_discovery_info names node /depthmask with %zu reader(s) and %zu writer(s)\n",
+                      n.reader_gid_seq().size(), n.writer_gid_seq().size());
+          return "";
+        }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return "no ros_discovery_info entry for node /depthmask listing the /depthmask/depth writer and 3 readers";
+}
+
 }  // namespace
 
 int exchange(const std::string& data, int domain, bool sensor, const std::string& encoding, const std::string& expect);
@@ -221,7 +246,17 @@ int exchange(const std::string& data, int domain, bool sensor, const std::string
   fdds::DataReader* out_r = sub->create_datareader(topic("rt/depthmask/depth", "sensor_msgs::msg::dds_::Image_"), rq);
   fdds::DataReader* info_r =
       sub->create_datareader(topic("rt/depthmask/camera_info", "sensor_msgs::msg::dds_::CameraInfo_"), rq);
-  if (!depth_w || !mask_w || !info_w || !out_r || !info_r) return fail("cannot create the endpoints");
+  // ROS 2's graph: rmw_dds_common's ParticipantEntitiesInfo on ros_discovery_info (reliable, transient local).
+  fdds::TypeSupport graph_type(new rmw_dds_common::msg::ParticipantEntitiesInfoPubSubType());
+  graph_type.register_type(p, "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_");
+  fdds::DataReaderQos gq = sub->get_default_datareader_qos();
+  gq.reliability().kind = fdds::RELIABLE_RELIABILITY_QOS;
+  gq.durability().kind = fdds::TRANSIENT_LOCAL_DURABILITY_QOS;
+  gq.history().kind = fdds::KEEP_LAST_HISTORY_QOS;
+  gq.history().depth = 1;
+  fdds::DataReader* graph_r =
+      sub->create_datareader(topic("ros_discovery_info", "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"), gq);
+  if (!depth_w || !mask_w || !info_w || !out_r || !info_r || !graph_r) return fail("cannot create the endpoints");
 
   // Both directions matched before the first frame (volatile topics keep nothing for late joiners).
   const auto deadline = Clock::now() + std::chrono::seconds(30);
@@ -257,6 +292,7 @@ int exchange(const std::string& data, int domain, bool sensor, const std::string
   std::map<int, int> seen;  // frame → messages
   int received = 0, infos = 0;
   std::string error;
+  fdds::InstanceHandle_t depth_writer;  // who sent /depthmask/depth
   auto collect = [&](std::chrono::seconds wait) {
     const auto until = Clock::now() + wait;
     while (error.empty() && Clock::now() < until && static_cast<int>(seen.size()) < kFrames) {
@@ -266,6 +302,7 @@ int exchange(const std::string& data, int domain, bool sensor, const std::string
       while (error.empty() && out_r->take_next_sample(&m, &si) == ReturnCode_t::RETCODE_OK) {
         if (!si.valid_data) continue;
         ++received;
+        depth_writer = si.publication_handle;
         const int stamp =
             (m.header().stamp().sec() - 1000) * 1000 + static_cast<int>(m.header().stamp().nanosec() / 1000000);
         const auto it = frame_of_stamp.find(stamp);
@@ -309,6 +346,8 @@ int exchange(const std::string& data, int domain, bool sensor, const std::string
       "camera_info, every one as depthmask run wrote it\n",
       encoding.c_str(), sensor ? "sensor_data" : "default", sent, received, seen.size(), kFrames, infos);
   if (static_cast<int>(seen.size()) < kFrames) return fail("not every frame came back");
+  const std::string graph = check_graph(graph_r, depth_writer);
+  if (!graph.empty()) return fail(graph);
   if (infos == 0) return fail("no /depthmask/camera_info");
   p->delete_contained_entities();
   fdds::DomainParticipantFactory::get_instance()->delete_participant(p);

@@ -3,10 +3,12 @@
 #include <dds/ddsi/ddsi_serdata.h>
 #include <dds/ddsi/ddsi_sertype.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 
+#include "depthmask/cdr.h"
 #include "depthmask/errors.h"
 #include "raw_cdr_type.h"
 
@@ -25,8 +27,26 @@ bool ros_name_chars(const std::string& s) {
   return true;
 }
 
-dds_qos_t* make_qos(Ros2Qos q) {
+// Jazzy's RIHS01 type hashes (rosidl's sha256 of the type description) of the types depthmask speaks,
+// as rosidl_generator_c emits them for sensor_msgs (unchanged since Jazzy).
+const char* type_hash(const std::string& ros_type) {
+  static const std::map<std::string, const char*> hashes{
+      {"sensor_msgs/msg/Image", "d31d41a9a4c4bc8eae9be757b0beed306564f7526c88ea6a4588fb9582527d47"},
+      {"sensor_msgs/msg/CompressedImage", "15640771531571185e2efc8a100baf923961a4d15d5569652e6cb6691e8e371a"},
+      {"sensor_msgs/msg/CameraInfo", "b3dfd68ff46c9d56c80fd3bd4ed22c7a4ddce8c8348f2f59c299e73118e7e275"},
+      {"sensor_msgs/msg/PointCloud2", "9198cabf7da3796ae6fe19c4cb3bdd3525492988c70522628af5daa124bae2b5"},
+  };
+  const auto it = hashes.find(ros_type);
+  return it == hashes.end() ? nullptr : it->second;
+}
+
+dds_qos_t* make_qos(Ros2Qos q, const std::string& ros_type) {
   dds_qos_t* qos = dds_create_qos();
+  // Jazzy's RMWs put the type hash in every endpoint's user data.
+  if (const char* h = type_hash(ros_type)) {
+    const std::string ud = std::string("typehash=RIHS01_") + h + ";";
+    dds_qset_userdata(qos, ud.data(), ud.size());
+  }
   const bool sensor = q == Ros2Qos::SensorData;
   dds_qset_reliability(qos, sensor ? DDS_RELIABILITY_BEST_EFFORT : DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
   dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, sensor ? 5 : 10);
@@ -135,12 +155,67 @@ DdsNode::DdsNode(uint32_t domain, const std::string& config) : domain_(domain), 
       throw InputError("DDS domain " + std::to_string(domain) +
                        ": CycloneDDS refuses the configuration: " + retcode(domain_handle_));
   }
-  participant_ = dds_create_participant(domain, nullptr, nullptr);
+  // rmw_cyclonedds's participant user data: the security enclave, "/" without SROS2.
+  const std::unique_ptr<dds_qos_t, QosDeleter> pq(dds_create_qos());
+  static const char kEnclave[] = "enclave=/;";
+  dds_qset_userdata(pq.get(), kEnclave, sizeof kEnclave - 1);
+  participant_ = dds_create_participant(domain, pq.get(), nullptr);
   if (participant_ < 0) {
     if (domain_handle_ > 0) dds_delete(domain_handle_);
     throw InputError("DDS domain " + std::to_string(domain) + ": cannot start a participant (" + retcode(participant_) +
                      "; CYCLONEDDS_URI may name a configuration CycloneDDS refuses)");
   }
+  // ros_discovery_info as rmw_dds_common's graph cache publishes it: reliable, transient local, the
+  // latest entry only.
+  const std::unique_ptr<dds_qos_t, QosDeleter> q(dds_create_qos());
+  dds_qset_reliability(q.get(), DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+  dds_qset_durability(q.get(), DDS_DURABILITY_TRANSIENT_LOCAL);
+  dds_qset_history(q.get(), DDS_HISTORY_KEEP_LAST, 1);
+  ddsi_sertype* st = make_raw_cdr_sertype("rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_");
+  const dds_entity_t t = dds_create_topic_sertype(participant_, "ros_discovery_info", &st, q.get(), nullptr, nullptr);
+  if (t < 0) ddsi_sertype_unref(st);
+  discovery_ = t < 0 ? t : dds_create_writer(participant_, t, q.get(), nullptr);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  announce();
+}
+
+void DdsNode::graph_add(dds_entity_t endpoint, bool writer) {
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  endpoints_.emplace_back(endpoint, writer);
+  announce();
+}
+
+void DdsNode::graph_remove(dds_entity_t endpoint) {
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  endpoints_.erase(std::remove_if(endpoints_.begin(), endpoints_.end(),
+                                  [&](const std::pair<dds_entity_t, bool>& e) { return e.first == endpoint; }),
+                   endpoints_.end());
+  announce();
+}
+
+// rmw_dds_common/msg/ParticipantEntitiesInfo: the participant's GID, then one NodeEntitiesInfo
+// (namespace "/", name "depthmask", its readers' and writers' GIDs). GIDs as Jazzy's Gid.msg has
+// them: 16 bytes, the DDS GUID (Humble's were 24: the GUID and 8 zero bytes).
+void DdsNode::announce() {
+  if (discovery_ <= 0) return;  // best effort: the topics work without it
+  auto gid = [](ros::CdrWriter& w, dds_entity_t e) {
+    dds_guid_t g{};
+    dds_get_guid(e, &g);
+    for (const uint8_t b : g.v) w.u8(b);
+  };
+  ros::CdrWriter w;
+  gid(w, participant_);
+  w.u32(1);
+  w.string("/");
+  w.string("depthmask");
+  for (const bool writers : {false, true}) {
+    w.u32(static_cast<uint32_t>(
+        std::count_if(endpoints_.begin(), endpoints_.end(), [&](const auto& e) { return e.second == writers; })));
+    for (const auto& e : endpoints_)
+      if (e.second == writers) gid(w, e.first);
+  }
+  const RawCdrSample sample{std::make_shared<const std::vector<uint8_t>>(w.take())};
+  dds_write(discovery_, &sample);
 }
 
 DdsNode::~DdsNode() {
@@ -151,13 +226,17 @@ DdsNode::~DdsNode() {
 DdsWriter::DdsWriter(std::shared_ptr<DdsNode> node, const std::string& ros_topic, const std::string& ros_type,
                      Ros2Qos qos)
     : node_(std::move(node)), topic_(ros_topic) {
-  const std::unique_ptr<dds_qos_t, QosDeleter> q(make_qos(qos));
+  const std::unique_ptr<dds_qos_t, QosDeleter> q(make_qos(qos, ros_type));
   const dds_entity_t t = make_topic(*node_, ros_topic, ros_type, q.get());
   writer_ = dds_create_writer(node_->participant(), t, q.get(), nullptr);
   if (writer_ < 0) throw OutputError("DDS writer for " + ros_topic + ": " + retcode(writer_));
+  node_->graph_add(writer_, true);
 }
 
-DdsWriter::~DdsWriter() { dds_delete(writer_); }
+DdsWriter::~DdsWriter() {
+  node_->graph_remove(writer_);
+  dds_delete(writer_);
+}
 
 bool DdsWriter::matched() const {
   dds_publication_matched_status_t st{};
@@ -173,13 +252,17 @@ void DdsWriter::write(CdrBytes bytes) {
 DdsReader::DdsReader(std::shared_ptr<DdsNode> node, const std::string& ros_topic, const std::string& ros_type,
                      Ros2Qos qos)
     : node_(std::move(node)), topic_(ros_topic) {
-  const std::unique_ptr<dds_qos_t, QosDeleter> q(make_qos(qos));
+  const std::unique_ptr<dds_qos_t, QosDeleter> q(make_qos(qos, ros_type));
   const dds_entity_t t = make_topic(*node_, ros_topic, ros_type, q.get());
   reader_ = dds_create_reader(node_->participant(), t, q.get(), nullptr);
   if (reader_ < 0) throw InputError("DDS reader for " + ros_topic + ": " + retcode(reader_));
+  node_->graph_add(reader_, false);
 }
 
-DdsReader::~DdsReader() { dds_delete(reader_); }
+DdsReader::~DdsReader() {
+  node_->graph_remove(reader_);
+  dds_delete(reader_);
+}
 
 size_t DdsReader::take(const std::function<void(const CdrBytes&)>& fn) {
   constexpr uint32_t kBatch = 16;

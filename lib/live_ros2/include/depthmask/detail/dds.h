@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -52,11 +53,19 @@ class DdsNode {
   DdsNode& operator=(const DdsNode&) = delete;
   dds_entity_t participant() const { return participant_; }
   uint32_t domain() const { return domain_; }
+  /// ROS 2's graph: a reader or writer of the node /depthmask, announced on `ros_discovery_info`
+  /// (rmw_dds_common's ParticipantEntitiesInfo, Jazzy's 16-byte GIDs) so `ros2 node list` shows it.
+  void graph_add(dds_entity_t endpoint, bool writer);
+  void graph_remove(dds_entity_t endpoint);
 
  private:
   DdsNode(uint32_t domain, const std::string& config);
+  void announce();  // the graph's current entry on ros_discovery_info (graph_mutex_ held)
   uint32_t domain_;
   std::string config_;
+  std::mutex graph_mutex_;
+  std::vector<std::pair<dds_entity_t, bool>> endpoints_;  // (entity, is a writer)
+  dds_entity_t discovery_ = 0;                            // the ros_discovery_info writer
   dds_entity_t domain_handle_ = 0;
   dds_entity_t participant_ = 0;
 };
