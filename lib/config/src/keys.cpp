@@ -211,7 +211,8 @@ std::vector<Key> live_keys() {
           "where every frame is published: ZeroMQ endpoints and ros2://NODE, comma separated; empty = off"),
       key("pair_wait", &S::pair_wait,
           Number{within(0, 60), "expected seconds in [0, 60] (how long a depth message waits for its partners)"},
-          "ros2://: seconds a depth message waits for its mask and colour messages"),
+          "ros2://: seconds a depth message waits for its mask and colour messages")
+          .not_in_hash_text(),  // added after manifests of format 1: their settings hash stays valid
       key("stats_interval", &S::stats_interval, Number{at_least(0), "expected seconds >= 0 (0 = no stats lines)"},
           "seconds between stats log lines; 0 = none"),
       key("reconnect_max", &S::reconnect_max,
