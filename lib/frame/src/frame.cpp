@@ -93,14 +93,18 @@ void FrameSlot::release_buffers() noexcept {
   key_buf_ = Buffer();
 }
 
-// A header of src's size and type on `buf` (grown when too small), with src copied in.
-cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
-  const size_t need = src.total() * src.elemSize();
+cv::Mat FrameSlot::host_mat(int rows, int cols, int type, Buffer& buf) {
+  const size_t need = size_t(rows) * size_t(cols) * CV_ELEM_SIZE(type);
   if (buf.size() < need) {
     buf = Buffer();  // free the old one first: peak memory stays one buffer
     buf = backend_->allocate(need);
   }
-  cv::Mat hdr(src.rows, src.cols, src.type(), buf.host());
+  return cv::Mat(rows, cols, type, buf.host());
+}
+
+// A header of src's size and type on `buf` (grown when too small), with src copied in.
+cv::Mat FrameSlot::adopt(const cv::Mat& src, Buffer& buf) {
+  cv::Mat hdr = host_mat(src.rows, src.cols, src.type(), buf);
   src.copyTo(hdr);
   return hdr;
 }

@@ -16,12 +16,21 @@ void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const Mask
   depth_.release();
   mask_.release();
   depth_channels_ = 1;
-  const ros::DecodedImage depth = detail::decode_bag_image(b, b.depth, ros::PixelRole::Depth, max_pixels);
+  // An Image's pixels are decoded straight into the backend's buffer (the one copy out of the bag's
+  // chunk); a CompressedImage's, decoded into pixels of their own, are copied in.
+  const auto into = [this](Buffer& buf) {
+    return [this, &buf](int rows, int cols, int type) { return host_mat(rows, cols, type, buf); };
+  };
+  const auto in_buffer = [this](const cv::Mat& m, Buffer& buf) {
+    return static_cast<const void*>(m.data) == buf.host() ? m : adopt(m, buf);
+  };
+  const cv::Mat depth =
+      detail::decode_bag_image(b, b.depth, ros::PixelRole::Depth, max_pixels, into(depth_buf_)).pixels;
   const std::string depth_what = detail::describe_message(*b.bag, b.depth);
-  check_depth_type(depth.pixels, depth_what);
+  check_depth_type(depth, depth_what);
   cv::Mat mask;
   if (unite == nullptr) {
-    mask = detail::decode_bag_image(b, b.masks.front(), ros::PixelRole::Mask, max_pixels).pixels;
+    mask = detail::decode_bag_image(b, b.masks.front(), ros::PixelRole::Mask, max_pixels, into(mask_buf_)).pixels;
   } else {  // several mask topics: the union of their mask tests (read_instance_union's rule)
     for (const detail::BagImageMessage& m : b.masks) {
       const cv::Mat one = detail::decode_bag_image(b, m, ros::PixelRole::Mask, max_pixels).pixels;
@@ -37,9 +46,9 @@ void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const Mask
   }
   const std::string mask_what = detail::describe_message(*b.bag, b.masks.front());
   check_mask_type(mask, mask_what);
-  depth_ = adopt(depth.pixels, depth_buf_);
+  depth_ = in_buffer(depth, depth_buf_);
   depth_buf_.host_written();
-  mask_ = adopt(mask, mask_buf_);
+  mask_ = in_buffer(mask, mask_buf_);
   mask_buf_.host_written();
   try {
     check_pair(depth_what, mask_what);

@@ -80,6 +80,7 @@ struct Reader::Impl {
   std::vector<size_t> topic_file;  // the file that first named each topic
   std::vector<Storage> storages;
   bool message_compression = false;
+  uint64_t keep_budget = 0;  // keep_scanned_chunks
 
   size_t add_topic(Topic t, size_t file) {
     for (size_t i = 0; i < topics.size(); ++i) {
@@ -215,10 +216,12 @@ void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* da
   Impl& m = *impl_;
   for (Topic& t : m.topics) t.message_count = 0;
   std::vector<uint8_t> buf;
+  uint64_t kept = 0;  // by the files before
   for (size_t fi = 0; fi < m.storages.size(); ++fi) {
     Storage& s = m.storages[fi];
     bool go = true;
     if (s.mcap) {
+      s.mcap->keep_scanned_chunks(m.keep_budget - std::min(m.keep_budget, kept));
       s.mcap->scan([&](const mcap::MessageInfo& mi, const uint8_t* data, size_t size) {
         MessageInfo info;
         info.topic = m.mcap_topic(fi, mi.channel_id);
@@ -230,6 +233,7 @@ void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* da
         ++m.topics[info.topic].message_count;
         return go = visit(info, p, size);
       });
+      kept += s.mcap->kept_bytes();
     } else {
       s.sqlite->scan([&](int64_t row, int64_t topic_id, int64_t time, const uint8_t* data, size_t size) {
         const auto t = s.topic_of.find(topic_id);
@@ -249,17 +253,28 @@ void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* da
   }
 }
 
-std::vector<uint8_t> Reader::read(const MessageRef& ref) const {
+Payload Reader::view(const MessageRef& ref) const {
   const Impl& m = *impl_;
-  if (ref.file >= m.storages.size()) throw std::out_of_range("bag::Reader::read: no file " + std::to_string(ref.file));
+  if (ref.file >= m.storages.size()) throw std::out_of_range("bag::Reader::view: no file " + std::to_string(ref.file));
   const Storage& s = m.storages[ref.file];
+  if (s.mcap && !m.message_compression) return s.mcap->view({ref.chunk, ref.offset});
   std::vector<uint8_t> data =
       s.mcap ? s.mcap->read({ref.chunk, ref.offset}) : s.sqlite->read(static_cast<int64_t>(ref.offset));
-  if (!m.message_compression) return data;
-  std::vector<uint8_t> out;
-  size_t size = data.size();
-  m.payload(data.data(), size, out, ref.file, [&] { return "the message at " + std::to_string(ref.offset); });
-  return out;
+  auto out = std::make_shared<std::vector<uint8_t>>();
+  if (!m.message_compression) {
+    *out = std::move(data);
+  } else {
+    size_t size = data.size();
+    m.payload(data.data(), size, *out, ref.file, [&] { return "the message at " + std::to_string(ref.offset); });
+  }
+  return {out, out->data(), out->size()};
+}
+
+void Reader::keep_scanned_chunks(uint64_t bytes) { impl_->keep_budget = bytes; }
+
+std::vector<uint8_t> Reader::read(const MessageRef& ref) const {
+  const Payload p = view(ref);
+  return std::vector<uint8_t>(p.data, p.data + p.size);
 }
 
 }  // namespace depthmask::bag

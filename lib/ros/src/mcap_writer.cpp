@@ -279,7 +279,8 @@ uint16_t Writer::add_channel(uint16_t schema_id, const std::string& topic, const
   return m.channels.back().id;
 }
 
-void Writer::write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time, const uint8_t* data, size_t size) {
+void Writer::write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time, const uint8_t* data, size_t size,
+                   std::optional<uint32_t> sequence) {
   Impl& m = *impl_;
   if (m.closed) throw std::logic_error("mcap::Writer::write after close()");
   if (channel_id == 0 || channel_id > m.channels.size()) {
@@ -288,7 +289,8 @@ void Writer::write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time
   Bytes head;
   const size_t c = f::begin_record(head, f::kMessage);
   f::put_int(head, channel_id);
-  f::put_int(head, m.sequence[channel_id - 1]++);
+  const uint32_t counted = m.sequence[channel_id - 1]++;
+  f::put_int(head, sequence.value_or(counted));
   f::put_int(head, log_time);
   f::put_int(head, publish_time);
   f::end_record(head, c);

@@ -88,18 +88,12 @@ void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const 
                  << " pixels (input.max_image_pixels), so it is not decoded");
 }
 
-cv::Mat ros_pixels_for_role(cv::Mat pixels, const RosEncoding& enc, ros::PixelRole role) {
-  if (role != ros::PixelRole::Color || enc.to_bgr < 0) return pixels;
-  cv::Mat bgr;
-  cv::cvtColor(pixels, bgr, enc.to_bgr);
-  return bgr;
-}
-
 }  // namespace depthmask::detail
 
 namespace depthmask::ros {
 
-DecodedImage image_to_pixels(const Image& m, PixelRole role, size_t max_pixels, const std::string& what) {
+DecodedImage image_to_pixels(const ImageView& m, PixelRole role, size_t max_pixels, const std::string& what,
+                             const PixelAllocator& alloc) {
   const detail::RosEncoding& enc = detail::expect_ros_encoding(m.encoding, role, what, "an Image");
   detail::check_ros_pixels(m.width, m.height, max_pixels, what, "an Image");
   const size_t pixel_bytes = CV_ELEM_SIZE(enc.cv_type);
@@ -107,19 +101,40 @@ DecodedImage image_to_pixels(const Image& m, PixelRole role, size_t max_pixels, 
   DM_EXPECT(m.step >= row_bytes, InputError,
             what << ": an Image of " << m.width << " " << m.encoding << " pixels per row has a step of " << m.step
                  << " bytes, less than the row's " << row_bytes);
-  DM_EXPECT(uint64_t{m.step} * m.height <= m.data.size(), InputError,
-            what << ": an Image of " << m.height << " rows of " << m.step << " bytes holds only " << m.data.size()
+  DM_EXPECT(uint64_t{m.step} * m.height <= m.size, InputError,
+            what << ": an Image of " << m.height << " rows of " << m.step << " bytes holds only " << m.size
                  << " bytes of data");
-  cv::Mat pixels(static_cast<int>(m.height), static_cast<int>(m.width), enc.cv_type);
-  for (int y = 0; y < pixels.rows; ++y) {
-    std::memcpy(pixels.ptr<uint8_t>(y), m.data.data() + size_t(y) * m.step, row_bytes);
-  }
-  if (m.is_bigendian != 0 && enc.channel_bytes > 1) detail::swap_bytes_inplace(pixels, enc.channel_bytes);
+  const int rows = static_cast<int>(m.height);
+  const int cols = static_cast<int>(m.width);
+  const auto make = [&](int type) { return alloc ? alloc(rows, cols, type) : cv::Mat(rows, cols, type); };
   DecodedImage out;
-  out.pixels = detail::ros_pixels_for_role(pixels, enc, role);
   out.encoding = m.encoding;
   out.metres_per_unit = role == PixelRole::Depth ? enc.metres_per_unit : 0;
+  if (role == PixelRole::Color && enc.to_bgr >= 0) {
+    // Colour is 8-bit (any step is a whole number of channels, nothing to swap): cvtColor reads the
+    // message's rows in place.
+    const cv::Mat message(rows, cols, enc.cv_type, const_cast<uint8_t*>(m.data), m.step);
+    out.pixels = make(CV_8UC3);
+    cv::cvtColor(message, out.pixels, enc.to_bgr);
+    return out;
+  }
+  out.pixels = make(enc.cv_type);
+  // Row by row: a step need not be a multiple of the pixel size, nor the payload aligned for it.
+  for (int y = 0; y < rows; ++y) std::memcpy(out.pixels.ptr<uint8_t>(y), m.data + size_t(y) * m.step, row_bytes);
+  if (m.is_bigendian != 0 && enc.channel_bytes > 1) detail::swap_bytes_inplace(out.pixels, enc.channel_bytes);
   return out;
+}
+
+DecodedImage image_to_pixels(const Image& m, PixelRole role, size_t max_pixels, const std::string& what) {
+  ImageView v;
+  v.height = m.height;
+  v.width = m.width;
+  v.encoding = m.encoding;
+  v.is_bigendian = m.is_bigendian;
+  v.step = m.step;
+  v.data = m.data.data();
+  v.size = m.data.size();
+  return image_to_pixels(v, role, max_pixels, what);
 }
 
 Image pixels_to_image(const cv::Mat& pixels, const Header& header) {

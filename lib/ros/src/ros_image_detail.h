@@ -30,7 +30,4 @@ const RosEncoding& expect_ros_encoding(const std::string& name, ros::PixelRole r
 /// InputError unless 0 < width*height <= max_pixels.
 void check_ros_pixels(uint64_t width, uint64_t height, size_t max_pixels, const std::string& what, const char* source);
 
-/// The pixels of `enc` (cv_type) as `role` wants them: colour to BGR (CV_8UC3), others unchanged.
-cv::Mat ros_pixels_for_role(cv::Mat pixels, const RosEncoding& enc, ros::PixelRole role);
-
 }  // namespace depthmask::detail

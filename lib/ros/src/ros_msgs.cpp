@@ -82,9 +82,9 @@ Header decode_header(const uint8_t* data, size_t size, const std::string& what) 
   return read_header(r);
 }
 
-Image decode_image(const uint8_t* data, size_t size, const std::string& what) {
+ImageView decode_image_view(const uint8_t* data, size_t size, const std::string& what) {
   CdrReader r(data, size, what);
-  Image m;
+  ImageView m;
   m.header = read_header(r);
   const size_t dims_at = r.offset();
   m.height = r.u32();
@@ -104,8 +104,22 @@ Image decode_image(const uint8_t* data, size_t size, const std::string& what) {
     r.fail_at(data_at, "an Image of " + std::to_string(m.height) + " rows of " + std::to_string(m.step) +
                            " bytes holds only " + std::to_string(bytes.second) + " bytes of data");
   }
-  m.data = copy_bytes(bytes);
+  m.data = bytes.first;
+  m.size = bytes.second;
   expect_end(r, "Image");
+  return m;
+}
+
+Image decode_image(const uint8_t* data, size_t size, const std::string& what) {
+  ImageView v = decode_image_view(data, size, what);
+  Image m;
+  m.header = std::move(v.header);
+  m.height = v.height;
+  m.width = v.width;
+  m.encoding = std::move(v.encoding);
+  m.is_bigendian = v.is_bigendian;
+  m.step = v.step;
+  m.data.assign(v.data, v.data + v.size);
   return m;
 }
 

@@ -120,6 +120,8 @@ class FrameSlot {
 
  private:
   cv::Mat adopt(const cv::Mat& src, Buffer& buf);
+  // A rows x cols header of `type` on `buf` (grown when too small), for a decoder to write into.
+  cv::Mat host_mat(int rows, int cols, int type, Buffer& buf);
   void check_pair(const std::filesystem::path& depth_file, const std::filesystem::path& mask_file) const;
   // A rosbag2 frame (FrameEntry::bag): its depth, mask (with `unite`: the union of its mask topics'
   // tests, as load_instance_union) and colour messages decoded into the buffers (frame_bag.cpp).

@@ -24,6 +24,10 @@
 namespace fs = std::filesystem;
 
 namespace depthmask::detail {
+namespace {
+// What the listing's scan keeps of the chunks it decompressed, for the first frames' reads.
+constexpr uint64_t kKeptChunkBytes = uint64_t{128} << 20;
+}  // namespace
 
 std::string stamp_id(int64_t stamp_ns) {
   char buf[32];
@@ -40,14 +44,14 @@ std::string describe_message(const bag::Reader& bag, const BagImageMessage& m) {
   return s;
 }
 
-ros::DecodedImage decode_bag_image(const BagFrame& b, const BagImageMessage& m, ros::PixelRole role,
-                                   size_t max_pixels) {
+ros::DecodedImage decode_bag_image(const BagFrame& b, const BagImageMessage& m, ros::PixelRole role, size_t max_pixels,
+                                   const ros::PixelAllocator& alloc) {
   const std::string what = describe_message(*b.bag, m);
-  const std::vector<uint8_t> payload = b.bag->read(m.ref);
+  const bag::Payload payload = b.bag->view(m.ref);
   if (m.compressed)
-    return ros::compressed_to_pixels(ros::decode_compressed_image(payload.data(), payload.size(), what), role,
-                                     max_pixels, what);
-  return ros::image_to_pixels(ros::decode_image(payload.data(), payload.size(), what), role, max_pixels, what);
+    return ros::compressed_to_pixels(ros::decode_compressed_image(payload.data, payload.size, what), role, max_pixels,
+                                     what);
+  return ros::image_to_pixels(ros::decode_image_view(payload.data, payload.size, what), role, max_pixels, what, alloc);
 }
 
 namespace {
@@ -313,6 +317,7 @@ void resolve_rosbag2(ResolvedInput& r) {
             "config key 'mask.per_instance' does not apply to "
                 << layout_label(r) << ": a bag's mask topics unite into one mask per frame");
   auto bag = std::make_shared<bag::Reader>(e.input.root);
+  bag->keep_scanned_chunks(kKeptChunkBytes);
   std::map<std::string, TopicScan> scans = scan_bag(*bag, r.listing.damaged);
   const Topics t = choose_topics(r, scans);
   TopicScan& depth = scans.at(t.depth);

@@ -13,7 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "depthmask/mcap.h"
+
 namespace depthmask::bag {
+
+/// A message's payload without a copy (mcap.h): a view into its decompressed chunk where the storage
+/// holds it so, else into a buffer of its own.
+using Payload = mcap::Payload;
 
 /// One topic of a bag.
 struct Topic {
@@ -65,8 +71,14 @@ class Reader {
   /// (decompressed when the bag compresses messages; a view valid during the call). `visit` returns
   /// false to stop. Counts each topic's messages into topics().
   void scan(const std::function<bool(const MessageInfo&, const uint8_t* data, size_t size)>& visit);
+  /// Makes the scans that follow keep up to `bytes` of the first MCAP chunks they decompress, over all
+  /// the bag's files, for the read()s and view()s after (mcap::Reader::keep_scanned_chunks).
+  void keep_scanned_chunks(uint64_t bytes);
   /// One message's payload (decompressed). Safe to call from several threads.
   std::vector<uint8_t> read(const MessageRef& ref) const;
+  /// The same payload as read(), as a view (no copy of an MCAP message that the bag does not
+  /// compress per message). Safe to call from several threads.
+  Payload view(const MessageRef& ref) const;
 
  private:
   struct Impl;

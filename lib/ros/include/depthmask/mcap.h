@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,14 @@ struct MessageInfo {
   MessageLocation location;
 };
 
+/// A message's payload without a copy: a view into the decompressed chunk that holds it (or into the
+/// record read from the file), valid while `keep` (which owns those bytes) is.
+struct Payload {
+  std::shared_ptr<const void> keep;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 /// Reads one MCAP file. Errors (InputError) name the file, the record and its byte offset, and the
 /// channel's topic where one is known: a bad magic, a truncated file, a record length past the end, a
 /// chunk that does not decompress or whose CRC differs, an unknown compression.
@@ -70,12 +79,22 @@ class Reader {
 
   /// Every message in file order (for a bag written in time order, time order), with its payload (a
   /// view valid during the call). `visit` returns false to stop. Messages of the data section read
-  /// before an error are delivered before it is thrown.
+  /// before an error are delivered before it is thrown. Chunks are decompressed ahead, several at a
+  /// time on oneTBB's threads.
   void scan(const std::function<bool(const MessageInfo&, const uint8_t* data, size_t size)>& visit);
 
   /// One message's payload by its location (chunks decompressed on demand, the last few kept).
   /// Safe to call from several threads.
   std::vector<uint8_t> read(const MessageLocation& where);
+  /// The same payload as read(), as a view into the cached chunk instead of a copy.
+  Payload view(const MessageLocation& where);
+
+  /// Makes the scans that follow keep up to `bytes` of the first chunks they decompress, for the
+  /// read()s and view()s after (a listing, then its frames in about the same order): those chunks are
+  /// not decompressed twice. Each kept chunk is let go when first read. 0 (the default): none.
+  void keep_scanned_chunks(uint64_t bytes);
+  /// The bytes of decompressed chunks kept now (keep_scanned_chunks).
+  uint64_t kept_bytes() const;
 
  private:
   struct Impl;
@@ -109,7 +128,9 @@ class Writer {
   uint16_t add_schema(const std::string& name, const std::string& encoding, const std::string& data);
   uint16_t add_channel(uint16_t schema_id, const std::string& topic, const std::string& message_encoding,
                        const std::map<std::string, std::string>& metadata);
-  void write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time, const uint8_t* data, size_t size);
+  /// One message; its sequence is `sequence` where given, else the channel's count of messages so far.
+  void write(uint16_t channel_id, uint64_t log_time, uint64_t publish_time, const uint8_t* data, size_t size,
+             std::optional<uint32_t> sequence = std::nullopt);
   /// Closes the open chunk, writes it and (with `sync`) syncs the file: every message written so far
   /// is in the file (on disk with `sync`). Returns the number of messages now in the file.
   uint64_t flush(bool sync = true);

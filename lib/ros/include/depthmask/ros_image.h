@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,18 @@ struct DecodedImage {
   double metres_per_unit = 0;  ///< depth only: 0.001 for 16UC1/mono16 (REP 118), 1 for 32FC1; 0 otherwise
 };
 
+/// Where decoded pixels go: given rows, columns and the OpenCV type, a cv::Mat of exactly that to write
+/// into (a view of a buffer the caller owns, such as the backend's). Empty: a new cv::Mat.
+using PixelAllocator = std::function<cv::Mat(int rows, int cols, int type)>;
+
 /// sensor_msgs/Image → pixels: `step` padding dropped, `is_bigendian` honoured, rgb/rgba/bgra →
 /// BGR, mono16/16UC1 → CV_16UC1, 32FC1 → CV_32FC1, mono8/8UC1 → CV_8UC1. InputError (naming `what`)
 /// for an encoding the role does not take, a step smaller than a row, data shorter than step*height,
-/// or more pixels than `max_pixels`.
+/// or more pixels than `max_pixels`. The pixels are copied once, from the message into what `alloc`
+/// gives.
+DecodedImage image_to_pixels(const ImageView& m, PixelRole role, size_t max_pixels, const std::string& what,
+                             const PixelAllocator& alloc = {});
+/// The same for a decoded Image that owns its bytes.
 DecodedImage image_to_pixels(const Image& m, PixelRole role, size_t max_pixels, const std::string& what);
 
 /// sensor_msgs/CompressedImage → pixels: "png"/"jpeg" (any format string naming them), and

@@ -35,6 +35,19 @@ struct Image {
   std::vector<uint8_t> data;
 };
 
+/// sensor_msgs/msg/Image whose pixel bytes stay where they were decoded from: `data` points into the
+/// payload (valid while it is), so that a reader copies them once, straight to where they go.
+struct ImageView {
+  Header header;
+  uint32_t height = 0;
+  uint32_t width = 0;
+  std::string encoding;
+  uint8_t is_bigendian = 0;
+  uint32_t step = 0;
+  const uint8_t* data = nullptr;
+  size_t size = 0;  ///< at least step * height (checked by decode_image_view)
+};
+
 /// sensor_msgs/msg/CompressedImage. `format` is "png", "jpeg", or image_transport's compressedDepth
 /// ("16UC1; compressedDepth png", "32FC1; compressedDepth png", "...; compressedDepth rvl").
 struct CompressedImage {
@@ -87,6 +100,7 @@ struct PointCloud2 {
 // only the header, for listing a bag without copying pixels.
 Header decode_header(const uint8_t* data, size_t size, const std::string& what);
 Image decode_image(const uint8_t* data, size_t size, const std::string& what);
+ImageView decode_image_view(const uint8_t* data, size_t size, const std::string& what);
 CompressedImage decode_compressed_image(const uint8_t* data, size_t size, const std::string& what);
 CameraInfo decode_camera_info(const uint8_t* data, size_t size, const std::string& what);
 PointCloud2 decode_point_cloud2(const uint8_t* data, size_t size, const std::string& what);

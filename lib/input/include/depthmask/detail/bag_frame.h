@@ -38,9 +38,11 @@ std::string describe_message(const bag::Reader& bag, const BagImageMessage& m);
 
 /// One image message of a bag frame read and decoded into pixels (ros_image.h's rules), its size
 /// checked against `max_pixels`; InputError naming the message (describe_message) when it does not
-/// decode. Shared by the frame slot (`run`) and replay:// (`live`).
+/// decode. Shared by the frame slot (`run`) and replay:// (`live`). An Image's pixels go from the
+/// bag's decompressed chunk straight into what `alloc` gives (one copy); a CompressedImage decodes
+/// into pixels of its own.
 ros::DecodedImage decode_bag_image(const BagFrame& frame, const BagImageMessage& m, ros::PixelRole role,
-                                   size_t max_pixels);
+                                   size_t max_pixels, const ros::PixelAllocator& alloc = {});
 
 /// The layout's frame id of a stamp: nanoseconds, 19 digits (zero-padded).
 std::string stamp_id(int64_t stamp_ns);

@@ -1,0 +1,122 @@
+// The MCAP reader's state, shared by mcap_reader.cpp (opening: the header, the summary, the
+// definitions) and mcap_chunks.cpp (the data section: chunks decompressed in parallel while scanning,
+// the chunk cache that read() and view() go through). Internal to the ros room.
+#pragma once
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "depthmask/errors.h"
+#include "depthmask/mcap.h"
+#include "mcap_format.h"
+
+namespace depthmask::mcap {
+namespace reader_detail {
+
+namespace f = detail::mcap_format;
+
+inline constexpr size_t kMessageHead = 2 + 4 + 8 + 8;  // channel_id, sequence, log_time, publish_time
+
+using Bytes = std::vector<uint8_t>;
+
+/// A decompressed chunk's records, allocated without zero-filling: the decompressor writes every byte
+/// (a std::vector's resize would write them twice).
+class Records {
+ public:
+  explicit Records(size_t n) : bytes_(new uint8_t[n]), size_(n) {}  // NOLINT(cppcoreguidelines-owning-memory)
+  uint8_t* data() { return bytes_.get(); }
+  const uint8_t* data() const { return bytes_.get(); }
+  size_t size() const { return size_; }
+  uint8_t operator[](size_t i) const { return bytes_[i]; }
+
+ private:
+  std::unique_ptr<uint8_t[]> bytes_;
+  size_t size_;
+};
+
+using ChunkPtr = std::shared_ptr<const Records>;
+using Visit = std::function<bool(const MessageInfo&, const uint8_t*, size_t)>;
+
+}  // namespace reader_detail
+
+struct Reader::Impl {
+  using Bytes = reader_detail::Bytes;
+  using ChunkPtr = reader_detail::ChunkPtr;
+  using Visit = reader_detail::Visit;
+
+  std::filesystem::path file;
+  int fd = -1;
+  uint64_t size = 0;
+  std::string profile;
+  std::map<uint16_t, Schema> schemas;
+  std::map<uint16_t, Channel> channels;
+  std::map<uint16_t, uint64_t> counts;
+  bool summary = false;
+  uint64_t data_limit = 0;  // the data section ends before this (the summary's start, or the file's end)
+  std::mutex cache_mu;
+  // The last chunks read, most recent first; a chunk being decompressed is in it already, so that the
+  // threads that want it too wait for it instead of decompressing it again.
+  std::list<std::pair<uint64_t, std::shared_future<ChunkPtr>>> cache;
+  // The first chunks a scan decompressed, kept (up to a byte budget) for the reads that follow it: a
+  // listing scans, then the frames read their messages in about the same order, from the start.
+  std::map<uint64_t, ChunkPtr> kept;
+  uint64_t kept_bytes = 0;
+  uint64_t keep_budget = 0;  // keep_scanned_chunks
+
+  ~Impl() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  [[noreturn]] void fail(uint8_t op, uint64_t at, const std::string& problem, const std::string& topic = "") const {
+    namespace f = reader_detail::f;
+    std::string msg = "MCAP file '" + file.string() + "': " + f::op_name(op) + " record at byte " + std::to_string(at);
+    if (!topic.empty()) msg += " (topic '" + topic + "')";
+    throw InputError(msg + ": " + problem);
+  }
+
+  // Up to n bytes at `at`; fewer only at the end of the file.
+  size_t read_at(uint64_t at, size_t n, void* dst) const {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, static_cast<char*>(dst) + got, n - got, static_cast<off_t>(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw InputError("cannot read MCAP file '" + file.string() + "': " + std::strerror(errno));
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  }
+
+  std::pair<uint8_t, uint64_t> head(uint64_t at, uint64_t limit) const;
+  void read_content(uint8_t op, uint64_t at, uint64_t len, Bytes& buf) const {
+    buf.resize(static_cast<size_t>(len));
+    if (read_at(at + reader_detail::f::kRecordHead, buf.size(), buf.data()) != buf.size()) {
+      fail(op, at, "the file ends inside it");
+    }
+  }
+
+  void open();
+  bool read_summary();
+  void add_definition(uint8_t op, uint64_t at, const uint8_t* p, uint64_t n);
+  ChunkPtr decode_chunk(uint64_t at, const uint8_t* p, uint64_t n) const;
+  ChunkPtr chunk(uint64_t at);
+  void keep(uint64_t at, const ChunkPtr& c);
+  // Walks the data section; `messages`: deliver messages and check CRCs (scan), else only collect
+  // schemas and channels (the pass of a file without a usable summary).
+  void walk(bool messages, const Visit& visit);
+  bool chunk_records(uint64_t at, const reader_detail::Records& records, bool messages, const Visit& visit);
+  MessageInfo message(uint8_t op, uint64_t at, const uint8_t* p, uint64_t n, const std::string& where) const;
+};
+
+}  // namespace depthmask::mcap
