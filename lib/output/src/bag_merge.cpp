@@ -78,6 +78,7 @@ struct Located {
   uint32_t file = 0;
   uint16_t topic = 0;  // index into the merged topics
   uint64_t log_time = 0, publish_time = 0;
+  uint32_t frame_key = 0;  // the MCAP sequence: BagMessage::frame_key
   mcap::MessageLocation where;
 };
 
@@ -117,7 +118,7 @@ struct Inputs {
       r->scan([&](const mcap::MessageInfo& m, const uint8_t*, size_t) {
         auto t = topic.find(m.channel_id);
         if (t == topic.end()) t = topic.emplace(m.channel_id, topic_of(*r, m.channel_id)).first;
-        messages.push_back({index, t->second, m.log_time, m.publish_time, m.location});
+        messages.push_back({index, t->second, m.log_time, m.publish_time, m.sequence, m.location});
         return true;
       });
     } catch (const InputError& e) {
@@ -131,21 +132,24 @@ struct Inputs {
   }
 };
 
-// Time order; of messages with the same topic and stamp in different files, the newest file's only.
+// Time order; of messages of the same frame (topic, stamp and frame key) in different files, the
+// newest file's only. Frames that share a stamp (a bag input's repeated stamp) differ in their key.
 uint64_t order_and_drop_repeats(std::vector<Located>& m) {
   std::stable_sort(m.begin(), m.end(), [](const Located& a, const Located& b) {
     return a.log_time != b.log_time ? a.log_time < b.log_time : a.topic < b.topic;
   });
-  // Within a run of the same stamp and topic, keep the messages of the newest file among them.
+  // Within a run of the same stamp and topic, keep each frame's messages of the newest file among them.
   std::vector<Located> kept;
   kept.reserve(m.size());
   for (size_t i = 0; i < m.size();) {
     size_t j = i;
-    uint32_t newest = 0;
-    for (; j < m.size() && m[j].log_time == m[i].log_time && m[j].topic == m[i].topic; ++j)
-      newest = std::max(newest, m[j].file);
+    std::map<uint32_t, uint32_t> newest;  // frame key -> file
+    for (; j < m.size() && m[j].log_time == m[i].log_time && m[j].topic == m[i].topic; ++j) {
+      uint32_t& file = newest[m[j].frame_key];
+      file = std::max(file, m[j].file);
+    }
     for (size_t k = i; k < j; ++k)
-      if (m[k].file == newest) kept.push_back(m[k]);
+      if (m[k].file == newest[m[k].frame_key]) kept.push_back(m[k]);
     i = j;
   }
   const uint64_t dropped = m.size() - kept.size();
@@ -157,7 +161,7 @@ uint64_t order_and_drop_repeats(std::vector<Located>& m) {
 
 BagMerge finalize_bag(const fs::path& dir) {
   BagMerge out;
-  const BagLock lock(dir, BagLock::Mode::TryExclusive);
+  BagLock lock(dir, BagLock::Mode::TryExclusive);
   if (!lock.held()) {
     out.why_not = "a run is writing a part of the bag in " + dir.string() + " (it merges them when it finishes)";
     return out;
@@ -168,6 +172,7 @@ BagMerge finalize_bag(const fs::path& dir) {
   const bool had_bag = fs::is_regular_file(final_bag, ec);
   if (parts.empty() && (!had_bag || fs::exists(dir / kBagMetadataName, ec))) {
     out.why_not = had_bag ? "the bag is merged already" : "no part of a bag in " + dir.string();
+    lock.remove_file();  // nothing is left to merge: no lock file either
     return out;
   }
   Inputs in;
@@ -188,7 +193,7 @@ BagMerge finalize_bag(const fs::path& dir) {
     }
     for (const Located& m : in.messages) {
       const std::vector<uint8_t> data = in.readers[m.file]->read(m.where);
-      w.write(channels[m.topic], m.log_time, m.publish_time, data.data(), data.size());
+      w.write(channels[m.topic], m.log_time, m.publish_time, data.data(), data.size(), m.frame_key);
       ++in.topics[m.topic].count;
     }
     w.close();
@@ -212,6 +217,7 @@ BagMerge finalize_bag(const fs::path& dir) {
     fs::remove(p, ec);
     if (ec) detail::log().warn("could not remove the bag part '{}': {}", p.string(), ec.message());
   }
+  lock.remove_file();  // merged: the folder holds the bag and metadata.yaml, no part and no lock
   out.merged = true;
   detail::log().info("bag: {} message(s) ({} frame(s)) from {} file(s) merged into {}{}", out.messages,
                      out.depth_messages, out.parts, final_bag.string(),

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <system_error>
 
 #include "bag_parts.h"
+#include "depthmask/atomic_file.h"
 #include "depthmask/detail/bag_frame.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
@@ -170,8 +172,12 @@ std::vector<BagMessage> BagOutput::encode(const FrameEntry& f, const FrameSlot& 
   if (m.index.compressed) {
     msgs.push_back({m.index.compressed, t, ros::encode(ros::depth_to_compressed_depth(depth, header))});
   }
+  const uint32_t key = bag_frame_key(f.id);
+  for (BagMessage& msg : msgs) msg.frame_key = key;
   return msgs;
 }
+
+uint32_t bag_frame_key(const std::string& frame_id) { return crc32_of(frame_id.data(), frame_id.size()); }
 
 void BagOutput::open() {
   if (!impl_->writer) impl_->open();
@@ -181,7 +187,8 @@ void BagOutput::append(std::vector<BagMessage>&& messages) {
   Impl& m = *impl_;
   if (!m.writer) m.open();
   for (const BagMessage& msg : messages) {
-    m.writer->write(m.channels.at(msg.topic), msg.time_ns, msg.time_ns, msg.data.data(), msg.data.size());
+    m.writer->write(m.channels.at(msg.topic), msg.time_ns, msg.time_ns, msg.data.data(), msg.data.size(),
+                    msg.frame_key);
     ++m.messages;
   }
   m.writer->flush(m.c.output.fsync);
@@ -198,22 +205,40 @@ void BagOutput::close() {
   }
 }
 
-BagLock::BagLock(const fs::path& dir, Mode mode) {
-  const fs::path file = dir / detail::kBagLockName;
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  DM_EXPECT(fd >= 0, OutputError, "cannot open the bag's lock '" << file.string() << "': " << std::strerror(errno));
-  const int op = mode == Mode::Shared ? LOCK_SH : LOCK_EX | LOCK_NB;
-  int rc = 0;
-  while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
+// The lock file may be removed by a merge that held it (remove_file): a holder that locked the file
+// it opened before that removal holds a lock on a name nobody else sees, so it takes the lock again
+// on the file now at the name (POSIX flock idiom: the fd's inode must be the path's).
+BagLock::BagLock(const fs::path& dir, Mode mode) : file_(dir / detail::kBagLockName) {
+  for (;;) {
+    const int fd = ::open(file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    DM_EXPECT(fd >= 0, OutputError, "cannot open the bag's lock '" << file_.string() << "': " << std::strerror(errno));
+    const int op = mode == Mode::Shared ? LOCK_SH : LOCK_EX | LOCK_NB;
+    int rc = 0;
+    while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd);
+      DM_EXPECT(mode == Mode::TryExclusive && err == EWOULDBLOCK, OutputError,
+                "cannot lock '" << file_.string() << "': " << std::strerror(err));
+      return;  // a run writes a part
+    }
+    struct stat held {};
+    struct stat named {};
+    if (::fstat(fd, &held) == 0 && ::stat(file_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      fd_ = fd;
+      return;
+    }
+    ::close(fd);  // removed (or replaced) while this waited: lock the one at the name
   }
-  if (rc != 0) {
-    const int err = errno;
-    ::close(fd);
-    DM_EXPECT(mode == Mode::TryExclusive && err == EWOULDBLOCK, OutputError,
-              "cannot lock '" << file.string() << "': " << std::strerror(err));
-    return;  // a run writes a part
-  }
-  fd_ = fd;
+}
+
+void BagLock::remove_file() {
+  if (fd_ < 0) return;
+  std::error_code ec;
+  fs::remove(file_, ec);
+  if (ec) detail::log().warn("could not remove the bag's lock '{}': {}", file_.string(), ec.message());
 }
 
 BagLock::~BagLock() {

@@ -30,12 +30,18 @@ bool writes_bag(const Config& c);
 std::vector<bag::TopicSpec> bag_topics(const Config& c);
 
 /// One message of a frame, encoded: its topic (an index into bag_topics), its stamp (log and publish
-/// time, nanoseconds) and its CDR bytes.
+/// time, nanoseconds), its CDR bytes, and the frame's key: the CRC-32 of its frame id, written as the
+/// MCAP message's sequence, so that a merge tells a redone frame (same key) from another frame of
+/// the same stamp (a bag input's "-1" id).
 struct BagMessage {
   uint8_t topic = 0;
   uint64_t time_ns = 0;
   std::vector<uint8_t> data;
+  uint32_t frame_key = 0;
 };
+
+/// The frame key of BagMessage for a frame id.
+uint32_t bag_frame_key(const std::string& frame_id);
 
 /// The bag part of one run. encode() is const and touches no shared state (the batch's parallel write
 /// stage); append() is serial (the commit stage, in listing order).
@@ -73,7 +79,9 @@ class BagOutput {
 
 /// The lock that keeps a merge away from parts still being written: each writing run holds it shared
 /// (from before its part exists until it is closed), finalize_bag exclusively. An flock() on
-/// `.depthmask-bag.lock` in output.dir, released with its holder (a killed run holds nothing).
+/// `.depthmask-bag.lock` in output.dir, released with its holder (a killed run holds nothing); the
+/// merge removes the file when it leaves no part behind, and a holder that locked the removed file
+/// takes the lock again on the one at the name.
 class BagLock {
  public:
   enum class Mode { Shared, TryExclusive };
@@ -84,8 +92,11 @@ class BagLock {
   BagLock(const BagLock&) = delete;
   BagLock& operator=(const BagLock&) = delete;
   bool held() const { return fd_ >= 0; }
+  /// Removes the lock file while holding it (exclusively: no writer is between its lock and its part).
+  void remove_file();
 
  private:
+  std::filesystem::path file_;
   int fd_ = -1;
 };
 
