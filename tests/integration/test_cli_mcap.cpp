@@ -160,6 +160,21 @@ TEST_F(CliMcap, FolderRunWritesOneBagEqualToItsTiffs) {
   EXPECT_EQ(count_parts(in / "out"), 0u);
 }
 
+TEST_F(CliMcap, ARunWritingOnlyTheBagRecordsItsFramesAndMerges) {
+  TempDir tmp;
+  const fs::path in = dmcli::copy_sample(tmp / "in");
+  const auto r = run_bag(in, " --set 'output.format=[mcap]'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "merged into")) << r.output;
+  EXPECT_EQ(read_bag(in / "out" / "depthmask.mcap").by_topic.at("/depthmask/depth").size(), 8u);
+  EXPECT_EQ(count_parts(in / "out"), 0u);
+  EXPECT_FALSE(fs::exists(in / "out" / ".depthmask-bag.lock"));
+  const auto status = dmcli::run_in(in, "status out");
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  const auto again = run_bag(in, " --set 'output.format=[mcap]'");
+  EXPECT_TRUE(contains(again.output, "8 of 8 frame(s) already done")) << again.output;
+}
+
 TEST_F(CliMcap, TheSecondShardToFinishMergesTheParts) {
   TempDir tmp;
   const fs::path in = dmcli::copy_sample(tmp / "in");

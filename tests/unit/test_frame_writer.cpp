@@ -584,8 +584,6 @@ TEST(Manifest, RejectsWhatIsNotOneOfOurs) {
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":[]}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"inputs\":\"a\"}}}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
-      "\"a\",\"outputs\":[]}}}",
-      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
       "\"a\","
       "\"outputs\":[{\"file\":\"1.tiff\",\"size\":-3,\"crc32\":1}]}}}",
       "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\",\"inputs\":"
@@ -603,6 +601,13 @@ TEST(Manifest, RejectsWhatIsNotOneOfOurs) {
     const std::string msg = message_of<dm::InputError>([&] { dm::Manifest::parse(t, "/o/depthmask-manifest.json"); });
     EXPECT_TRUE(Contains(msg, "/o/depthmask-manifest.json"));
   }
+  // A record without output files is a frame whose only output is the bag (output.format [mcap]).
+  const dm::Manifest bag_only = dm::Manifest::parse(
+      "{\"format\":\"depthmask-manifest\",\"version\":1,\"settings\":\"x\",\"frames\":{\"1\":{\"id\":\"1\","
+      "\"inputs\":\"a\",\"outputs\":[]}}}",
+      "/o/depthmask-manifest.json");
+  ASSERT_EQ(bag_only.frames.size(), 1u);
+  EXPECT_TRUE(bag_only.frames.at("1").files.empty());
 }
 
 TEST(Manifest, SettingsHashFollowsOutputShapingSettingsOnly) {

@@ -120,7 +120,7 @@ struct ManifestHead {
 //  "depth_hist": {"min": <metres>, "max": <metres>, "bins": <n>},
 //  "shard": {"index": <K>, "count": <N>},  (a shard's manifest only; optional when read)
 //  "frames": {"<manifest_key>": {"id": "<id>", "inputs": "<fingerprint>",
-//                                "outputs": [{"file", "size", "crc32"}, ...],
+//                                "outputs": [{"file", "size", "crc32"}, ...] (empty: the bag is the only output),
 //                                "kept": <pixels kept>, "pixels": <pixels>, "hist": [<n counts>]}, ...},
 //  "failures": {"<manifest_key>": {"id": "<id>", "class": "<failure class>", "message": "..."}, ...}}
 // Version 1 is the same without depth_hist, failures and the frames' kept, pixels and hist. Keys are
