@@ -3,9 +3,10 @@
 // decompressed in parallel; read() and view() find one message again, decompressing its chunk once
 // through a small cache that threads share.
 #include <libdeflate.h>
-#include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <exception>
 
 #include "compression.h"
@@ -24,9 +25,9 @@ constexpr uint64_t kMaxChunkBytes = uint64_t{2} << 30;  // a decompressed chunk'
 constexpr uint64_t kMaxRatio = 1000;                    // and 1000x its compressed size ...
 constexpr uint64_t kRatioFloor = uint64_t{64} << 20;    // ... once over 64 MiB (zeros compress far)
 constexpr size_t kCachedChunks = 4;
-// The records a scan reads ahead of the one it delivers: enough chunks for every core, bounded in bytes.
-constexpr size_t kAheadRecords = 64;
-constexpr uint64_t kAheadBytes = uint64_t{64} << 20;
+// The records a scan has in flight (read, being decompressed, waiting for their turn): enough for a
+// few cores, bounded in memory (chunks of 4 MiB: some 40 MiB).
+constexpr size_t kInFlight = 8;
 
 // A record of the data section read ahead of its turn, its chunk decompressed (or why not).
 struct Ahead {
@@ -37,13 +38,6 @@ struct Ahead {
   ChunkPtr chunk;
   std::exception_ptr error;
 };
-
-// A chunk's declared uncompressed size (its third field), 0 when the content is too short to say.
-uint64_t declared_size(const Bytes& content) {
-  uint64_t n = 0;
-  if (content.size() >= 24) std::memcpy(&n, content.data() + 16, 8);
-  return std::min(n, kMaxChunkBytes);
-}
 
 }  // namespace
 
@@ -155,91 +149,99 @@ bool Reader::Impl::chunk_records(uint64_t at, const Records& records, bool messa
   return true;
 }
 
-// Records are read ahead in batches (kAheadRecords, kAheadBytes), their chunks decompressed in
-// parallel, then delivered in order; an error met while reading ahead is thrown once the records
-// before it are delivered, and a chunk that does not decompress once the records before it are.
+// A pipeline of three stages: the records read in order (one thread), their chunks decompressed
+// (in parallel, a few records ahead), then delivered in order. Memory stays bounded by the records in
+// flight. An error met while reading is thrown once the records before it are delivered, and a chunk
+// that does not decompress once the records before it are.
 void Reader::Impl::walk(bool messages, const Visit& visit) {
   const uint32_t magic_crc = static_cast<uint32_t>(::libdeflate_crc32(0, f::kMagic, f::kMagicSize));
   uLong crc = ::crc32(0, nullptr, 0);  // of the data section after the magic
   uint64_t pos = f::kMagicSize;
-  for (;;) {
-    std::vector<Ahead> batch;
-    std::exception_ptr stop;
-    bool last = false;  // nothing follows this batch: the data section's end, a footer or Data End
-    uint64_t bytes = 0;
+  bool read_all = false;               // the reading stage met the end (or an error)
+  std::atomic<bool> delivered{false};  // the delivering stage met Data End, or the visitor stopped
+  using Item = std::shared_ptr<Ahead>;
+  const auto read = [&](tbb::flow_control& fc) -> Item {
+    if (read_all || delivered) {
+      fc.stop();
+      return nullptr;
+    }
+    auto a = std::make_shared<Ahead>();
     try {
-      while (batch.size() < kAheadRecords && bytes < kAheadBytes) {
-        if (summary && pos >= data_limit) {
-          last = true;
-          break;
-        }
+      for (;;) {
+        if (summary && pos >= data_limit) break;
         if (!summary && pos == size) {
           throw InputError("MCAP file '" + file.string() + "' ends at byte " + std::to_string(size) +
                            " without its Data End record and footer (truncated, or still being written)");
         }
         const auto [op, len] = head(pos, data_limit);
-        if (op == f::kFooter) {  // a file without a Data End record
-          last = true;
-          break;
-        }
+        if (op == f::kFooter) break;  // a file without a Data End record
         const uint64_t at = pos;
         pos += f::kRecordHead + len;
         if (!messages && op != f::kSchema && op != f::kChannel && op != f::kChunk) continue;
-        Ahead a{op, at, len, {}, nullptr, nullptr};
-        read_content(op, at, len, a.content);
-        bytes += len + (op == f::kChunk ? declared_size(a.content) : 0);
-        batch.push_back(std::move(a));
-        if (op == f::kDataEnd) {
-          last = true;
-          break;
-        }
+        a->op = op;
+        a->pos = at;
+        a->len = len;
+        read_content(op, at, len, a->content);
+        read_all = op == f::kDataEnd;
+        return a;
       }
     } catch (...) {
-      stop = std::current_exception();
+      a->op = 0;  // not a record: the error, delivered in its turn
+      a->error = std::current_exception();
+      read_all = true;
+      return a;
     }
-    tbb::parallel_for(size_t{0}, batch.size(), [&](size_t i) {
-      Ahead& a = batch[i];
-      if (a.op != f::kChunk) return;
+    read_all = true;
+    fc.stop();
+    return nullptr;
+  };
+  const auto decompress = [this](Item a) {
+    if (a->op == f::kChunk) {
       try {
-        a.chunk = decode_chunk(a.pos, a.content.data(), a.len);
+        a->chunk = decode_chunk(a->pos, a->content.data(), a->len);
       } catch (...) {
-        a.error = std::current_exception();
-      }
-    });
-    for (Ahead& a : batch) {
-      const Bytes& buf = a.content;
-      if (a.op == f::kDataEnd) {
-        uint32_t want = 0;
-        if (a.len >= 4) std::memcpy(&want, buf.data(), 4);
-        const auto from8 = static_cast<uint32_t>(crc);
-        const auto from0 = static_cast<uint32_t>(::crc32_combine(magic_crc, crc, static_cast<z_off_t>(a.pos - 8)));
-        // The reference writers count the leading magic in; accept a writer that starts after it too.
-        if (messages && want != 0 && want != from0 && want != from8) {
-          fail(a.op, a.pos, "the data section's CRC differs from the one it records (the file is damaged)");
-        }
-        return;
-      }
-      if (messages) {
-        uint8_t h[f::kRecordHead] = {a.op};
-        std::memcpy(h + 1, &a.len, 8);
-        crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), h, f::kRecordHead);
-        if (!buf.empty()) crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), buf.data(), buf.size());
-      }
-      if (a.op == f::kSchema || a.op == f::kChannel) {
-        add_definition(a.op, a.pos, buf.data(), a.len);
-      } else if (a.op == f::kMessage) {
-        MessageInfo m = message(a.op, a.pos, buf.data(), a.len, "");
-        m.location = {UINT64_MAX, a.pos};
-        if (!visit(m, buf.data() + kMessageHead, static_cast<size_t>(a.len - kMessageHead))) return;
-      } else if (a.op == f::kChunk) {
-        if (a.error) std::rethrow_exception(a.error);
-        if (messages) keep(a.pos, a.chunk);
-        if (!chunk_records(a.pos, *a.chunk, messages, visit)) return;
+        a->error = std::current_exception();
       }
     }
-    if (stop) std::rethrow_exception(stop);
-    if (last) return;
-  }
+    return a;
+  };
+  const auto deliver = [&](const Item& a) {
+    if (delivered) return;
+    if (a->error && a->op != f::kChunk) std::rethrow_exception(a->error);
+    const Bytes& buf = a->content;
+    if (a->op == f::kDataEnd) {
+      delivered = true;
+      uint32_t want = 0;
+      if (a->len >= 4) std::memcpy(&want, buf.data(), 4);
+      const auto from8 = static_cast<uint32_t>(crc);
+      const auto from0 = static_cast<uint32_t>(::crc32_combine(magic_crc, crc, static_cast<z_off_t>(a->pos - 8)));
+      // The reference writers count the leading magic in; accept a writer that starts after it too.
+      if (messages && want != 0 && want != from0 && want != from8) {
+        fail(a->op, a->pos, "the data section's CRC differs from the one it records (the file is damaged)");
+      }
+      return;
+    }
+    if (messages) {
+      uint8_t h[f::kRecordHead] = {a->op};
+      std::memcpy(h + 1, &a->len, 8);
+      crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), h, f::kRecordHead);
+      if (!buf.empty()) crc = ::libdeflate_crc32(static_cast<uint32_t>(crc), buf.data(), buf.size());
+    }
+    if (a->op == f::kSchema || a->op == f::kChannel) {
+      add_definition(a->op, a->pos, buf.data(), a->len);
+    } else if (a->op == f::kMessage) {
+      MessageInfo m = message(a->op, a->pos, buf.data(), a->len, "");
+      m.location = {UINT64_MAX, a->pos};
+      if (!visit(m, buf.data() + kMessageHead, static_cast<size_t>(a->len - kMessageHead))) delivered = true;
+    } else if (a->op == f::kChunk) {
+      if (a->error) std::rethrow_exception(a->error);
+      if (messages) keep(a->pos, a->chunk);
+      if (!chunk_records(a->pos, *a->chunk, messages, visit)) delivered = true;
+    }
+  };
+  tbb::parallel_pipeline(kInFlight, tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, read) &
+                                        tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, decompress) &
+                                        tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, deliver));
 }
 
 void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* data, size_t size)>& visit) {
