@@ -1,5 +1,5 @@
-// The MCAP reader's chunks (depthmask/mcap.h): a scan over more chunks than it decompresses at once
-// delivers every message in order, and a damaged chunk past the first batch stops it exactly after
+// The MCAP reader's chunks (depthmask/mcap.h): a scan over more chunks than it has in flight
+// delivers every message in order, and a damaged chunk far into the file stops it exactly after
 // the messages before that chunk; view() gives read()'s bytes without a copy, from several threads at
 // once; chunks a scan keeps (keep_scanned_chunks) stay within the budget and go when read; a
 // message's sequence is the writer's when it names one.
@@ -31,7 +31,7 @@ std::vector<uint8_t> payload(int i) {
   return p;
 }
 
-// kMessages messages in chunks of about 2 KB: some 200 chunks, more than a scan reads ahead at once.
+// kMessages messages in chunks of about 2 KB: some 200 chunks, far more than a scan has in flight.
 void write_many(const fs::path& file) {
   mc::WriterOptions o;
   o.chunk_size = 2000;
@@ -74,7 +74,7 @@ TEST(McapChunks, AScanOverManyChunksDeliversEveryMessageInOrderWithItsSequence) 
   EXPECT_GT(chunks, 128u);
 }
 
-TEST(McapChunks, ADamagedChunkPastTheFirstBatchStopsTheScanRightBeforeIt) {
+TEST(McapChunks, ADamagedChunkFarIntoTheFileStopsTheScanRightBeforeIt) {
   dmtest::TempDir tmp;
   const fs::path file = tmp.path() / "many.mcap";
   write_many(file);
