@@ -1,8 +1,8 @@
 // The MCAP reader's chunks (depthmask/mcap.h): a scan over more chunks than it has in flight
-// delivers every message in order, and a damaged chunk far into the file stops it exactly after
-// the messages before that chunk; view() gives read()'s bytes without a copy, from several threads at
-// once; chunks a scan keeps (keep_scanned_chunks) stay within the budget and go when read; a
-// message's sequence is the writer's when it names one.
+// delivers every message in order, and a damaged chunk far into the file stops it exactly after the
+// messages before that chunk; view() gives read()'s bytes without a copy, from several threads at
+// once; chunks a scan keeps (keep_scanned_chunks) stay within the budget and go once read past (the
+// cache then holds the last few only); a message's sequence is the writer's when it names one.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -123,6 +123,33 @@ TEST(McapChunks, ViewsFromSeveralThreadsEqualReadsAndKeptChunksStayInTheirBudget
   EXPECT_EQ(wrong, std::vector<int>(4, 0));
   EXPECT_EQ(r.kept_bytes(), 0u);  // every kept chunk was read, and let go to the cache
   EXPECT_EQ(r.read(got[17].location), payload(17));
+}
+
+TEST(McapChunks, ReadsInOrderHoldOnlyTheLastFewChunksAfterTheKeptOnes) {
+  dmtest::TempDir tmp;
+  const fs::path file = tmp.path() / "many.mcap";
+  write_many(file);
+  mc::Reader r(file);
+  r.keep_scanned_chunks(uint64_t{64} * 1024);
+  const std::vector<mc::MessageInfo> got = scan_infos(r);
+  // A message ten chunks before the last one, read in its turn and held.
+  std::vector<uint64_t> chunks;
+  for (const mc::MessageInfo& m : got)
+    if (chunks.empty() || chunks.back() != m.location.chunk_offset) chunks.push_back(m.location.chunk_offset);
+  ASSERT_GT(chunks.size(), 40u);
+  size_t held_at = 0;
+  while (got[held_at].location.chunk_offset != chunks[chunks.size() - 10]) ++held_at;
+  const mc::Payload first = r.view(got[0].location);  // from the kept chunks
+  mc::Payload held;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const mc::Payload p = r.view(got[i].location);
+    if (i == held_at) held = p;
+  }
+  // Only these views hold their chunks now: the kept ones went into the cache of the last few, which
+  // let them go as the reads moved on.
+  EXPECT_EQ(first.keep.use_count(), 1);
+  EXPECT_EQ(held.keep.use_count(), 1);
+  EXPECT_EQ(std::vector<uint8_t>(held.data, held.data + held.size), payload(static_cast<int>(held_at)));
 }
 
 #else

@@ -96,12 +96,12 @@ ChunkPtr Reader::Impl::chunk(uint64_t at) {
     const auto k = kept.find(at);
     if (k != kept.end()) made.set_value(k->second);  // moves into the cache, which now serves it
     cache.emplace_front(at, made.get_future().share());
+    if (cache.size() > kCachedChunks) cache.pop_back();  // its waiters hold their own future
     if (k != kept.end()) {
       kept_bytes -= k->second->size();
       kept.erase(k);
       return cache.front().second.get();
     }
-    if (cache.size() > kCachedChunks) cache.pop_back();  // its waiters hold their own future
   }
   try {
     const auto [op, len] = head(at, size);
