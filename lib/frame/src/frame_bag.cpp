@@ -4,6 +4,7 @@
 #include <string>
 
 #include "depthmask/detail/bag_frame.h"
+#include "depthmask/detail/bag_masks.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame.h"
 #include "depthmask/ros_image.h"
@@ -32,17 +33,7 @@ void FrameSlot::load_bag_images(const FrameEntry& f, bool want_color, const Mask
   if (unite == nullptr) {
     mask = detail::decode_bag_image(b, b.masks.front(), ros::PixelRole::Mask, max_pixels, into(mask_buf_)).pixels;
   } else {  // several mask topics: the union of their mask tests (read_instance_union's rule)
-    for (const detail::BagImageMessage& m : b.masks) {
-      const cv::Mat one = detail::decode_bag_image(b, m, ros::PixelRole::Mask, max_pixels).pixels;
-      check_mask_type(one, detail::describe_message(*b.bag, m));
-      if (mask.empty()) mask = cv::Mat::zeros(one.size(), CV_8UC1);
-      DM_EXPECT(one.size() == mask.size(), InputError,
-                detail::describe_message(*b.bag, m)
-                    << " is " << one.cols << "x" << one.rows << " but "
-                    << detail::describe_message(*b.bag, b.masks.front()) << " is " << mask.cols << "x" << mask.rows
-                    << "; expected every mask topic of a frame to have the same size");
-      or_mask_tests(one, *unite, mask);
-    }
+    mask = detail::unite_bag_masks(b, *unite, max_pixels);
   }
   const std::string mask_what = detail::describe_message(*b.bag, b.masks.front());
   check_mask_type(mask, mask_what);

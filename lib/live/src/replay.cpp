@@ -34,6 +34,7 @@
 
 #include "depthmask/bag.h"
 #include "depthmask/detail/bag_frame.h"
+#include "depthmask/detail/bag_masks.h"
 #include "depthmask/detail/layout_readers.h"
 #include "depthmask/detail/log.h"
 #include "depthmask/errors.h"
@@ -78,14 +79,7 @@ void decode_bag_frame(const BagFrame& b, const InputLimits& limits, const MaskPa
   if (!d.mask_tests) {
     d.mask = decode_bag_image(b, b.masks.front(), ros::PixelRole::Mask, limits.max_image_pixels).pixels;
   } else {
-    d.mask = cv::Mat::zeros(d.depth.size(), CV_8UC1);
-    for (const BagImageMessage& m : b.masks) {
-      const cv::Mat one = decode_bag_image(b, m, ros::PixelRole::Mask, limits.max_image_pixels).pixels;
-      DM_EXPECT(one.size() == d.mask.size(), InputError,
-                describe_message(*b.bag, m) << " is " << one.cols << "x" << one.rows << "; expected the depth's "
-                                            << d.mask.cols << "x" << d.mask.rows);
-      or_mask_tests(one, params, d.mask);
-    }
+    d.mask = unite_bag_masks(b, params, limits.max_image_pixels);
   }
   if (b.color)
     d.color = decode_bag_image(b, *b.color, ros::PixelRole::Color, limits.max_image_pixels).pixels;
