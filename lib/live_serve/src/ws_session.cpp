@@ -155,6 +155,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void on_read(beast::error_code ec) {
     if (ec) {
       if (ec == websocket::error::message_too_big) close("a message over the 64 KiB limit");
+      // Beast's idle timeout: no pong to its keep-alive ping within live.serve_timeout.
+      if (ec == beast::error::timeout) close("it stopped answering (live.serve_timeout)");
       finish();
       return;
     }
@@ -230,6 +232,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     busy_ = false;
     writing_ = OutMsg{};
     if (ec) {
+      if (ec == beast::error::timeout) close("it stopped reading (live.serve_timeout)");
       finish();
       return;
     }
