@@ -43,7 +43,11 @@ bool is_serve_or_off(const std::string& s) {
   const size_t colon = s.rfind(':');
   const std::string port = colon == std::string::npos ? s : s.substr(colon + 1);
   if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
-  return std::stoi(port) <= 65535 && (colon == std::string::npos || colon > 0);
+  if (colon != std::string::npos &&
+      (colon == 0 || s.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.:[]%-") !=
+                         std::string::npos))
+    return false;  // an address: IPv4, [IPv6] or localhost, never a URL
+  return std::stoi(port) <= 65535;
 }
 bool is_shard_text(const std::string& s) { return is_shard_spec(s); }
 bool no_distortion(const Config& c) { return c.registration.depth_distortion.model == DistortionModel::None; }

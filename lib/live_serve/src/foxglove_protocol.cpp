@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <limits>
 
 namespace depthmask::detail {
@@ -24,6 +25,20 @@ bool read_u32(const Json& v, uint32_t& out) {
   if (i < 0 || i > int64_t{std::numeric_limits<uint32_t>::max()}) return false;
   out = static_cast<uint32_t>(i);
   return true;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
 }
 
 ClientOp bad(std::string why) {
@@ -133,6 +148,27 @@ std::array<uint8_t, kMessageDataHeader> message_data_header(uint32_t subscriptio
   for (int i = 0; i < 4; ++i) h[size_t(1 + i)] = static_cast<uint8_t>(subscription_id >> (8 * i));
   for (int i = 0; i < 8; ++i) h[size_t(5 + i)] = static_cast<uint8_t>(timestamp_ns >> (8 * i));
   return h;
+}
+
+bool token_ok(std::string_view target, const std::string& token) {
+  if (token.empty()) return true;
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return false;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (pair.substr(0, 6) == "token=") {
+      const std::string got = percent_decode(pair.substr(6));
+      // Compared in full whatever differs first: the time does not tell how much of it was right.
+      unsigned diff = got.size() == token.size() ? 0u : 1u;
+      for (size_t i = 0; i < got.size() && i < token.size(); ++i) diff |= unsigned(got[i] ^ token[i]);
+      return diff == 0;
+    }
+    if (amp == std::string_view::npos) break;
+    query = query.substr(amp + 1);
+  }
+  return false;
 }
 
 }  // namespace depthmask::detail

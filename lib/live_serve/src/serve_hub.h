@@ -61,10 +61,6 @@ struct ServeHub {
   void close_all();
 };
 
-// Whether `target` (an HTTP request target, "/path?query") carries ?token= equal to `token`
-// (percent-decoded). True when `token` is empty.
-bool token_ok(std::string_view target, const std::string& token);
-
 // The page served on GET / (lib/live_serve/src/page.html, embedded at build time).
 std::string_view serve_page();
 

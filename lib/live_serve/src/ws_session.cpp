@@ -5,7 +5,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
-#include <cctype>
 #include <deque>
 #include <map>
 #include <optional>
@@ -37,44 +36,9 @@ struct OutMsg {
   std::shared_ptr<const std::vector<uint8_t>> payload;
 };
 
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
-
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 }  // namespace
-
-bool token_ok(std::string_view target, const std::string& token) {
-  if (token.empty()) return true;
-  const size_t q = target.find('?');
-  if (q == std::string_view::npos) return false;
-  std::string_view query = target.substr(q + 1);
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    if (pair.substr(0, 6) == "token=") {
-      const std::string got = percent_decode(pair.substr(6));
-      // Compared in full whatever differs first: the time does not tell how much of it was right.
-      unsigned diff = got.size() == token.size() ? 0u : 1u;
-      for (size_t i = 0; i < got.size() && i < token.size(); ++i) diff |= unsigned(got[i] ^ token[i]);
-      return diff == 0;
-    }
-    if (amp == std::string_view::npos) break;
-    query = query.substr(amp + 1);
-  }
-  return false;
-}
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
  public:

@@ -48,4 +48,8 @@ ClientOp parse_client_op(std::string_view text);
 inline constexpr size_t kMessageDataHeader = 13;
 std::array<uint8_t, kMessageDataHeader> message_data_header(uint32_t subscription_id, uint64_t timestamp_ns);
 
+// live.serve_token on a request: whether `target` (an HTTP request target, "/path?query") carries
+// token=... equal to `token` once percent-decoded. True when `token` is empty.
+bool token_ok(std::string_view target, const std::string& token);
+
 }  // namespace depthmask::detail
