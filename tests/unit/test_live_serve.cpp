@@ -26,7 +26,8 @@ namespace d = depthmask::detail;
 using Kind = d::ClientOp::Kind;
 
 TEST(LiveServeProtocol, SubscribeAndUnsubscribeParse) {
-  d::ClientOp op = d::parse_client_op(R"({"op":"subscribe","subscriptions":[{"id":0,"channelId":3},{"id":7,"channelId":1}]})");
+  d::ClientOp op =
+      d::parse_client_op(R"({"op":"subscribe","subscriptions":[{"id":0,"channelId":3},{"id":7,"channelId":1}]})");
   ASSERT_EQ(op.kind, Kind::Subscribe);
   ASSERT_EQ(op.subscribe.size(), 2u);
   EXPECT_EQ(op.subscribe[0], std::make_pair(0u, 3u));

@@ -58,12 +58,14 @@ struct LiveServer::Impl {
     }
     cv.notify_all();
     encoder.join();
+    // Stops at once: clients see their connection close; an idle HTTP keep-alive connection would
+    // otherwise hold run() until its read timed out. What is still queued is destroyed with ioc.
     net::post(ioc, [this] {
       boost::system::error_code ec;
       acceptor.close(ec);
       hub.close_all();
+      ioc.stop();
     });
-    // The closes above finish their handlers; then the context has no work left and run() returns.
     io_thread.join();
   }
 
