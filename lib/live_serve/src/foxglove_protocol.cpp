@@ -145,8 +145,8 @@ ClientOp parse_client_op(std::string_view text) {
 std::array<uint8_t, kMessageDataHeader> message_data_header(uint32_t subscription_id, uint64_t timestamp_ns) {
   std::array<uint8_t, kMessageDataHeader> h{};
   h[0] = 0x01;
-  for (int i = 0; i < 4; ++i) h[size_t(1 + i)] = static_cast<uint8_t>(subscription_id >> (8 * i));
-  for (int i = 0; i < 8; ++i) h[size_t(5 + i)] = static_cast<uint8_t>(timestamp_ns >> (8 * i));
+  for (int i = 0; i < 4; ++i) h[1 + size_t(i)] = static_cast<uint8_t>(subscription_id >> (8 * i));
+  for (int i = 0; i < 8; ++i) h[5 + size_t(i)] = static_cast<uint8_t>(timestamp_ns >> (8 * i));
   return h;
 }
 

@@ -23,7 +23,7 @@ namespace depthmask::detail {
 
 // A client message may be at most this long (a subscribe of many channels fits many times over);
 // longer ones close the client.
-inline constexpr size_t kMaxClientMessage = 64 * 1024;
+inline constexpr size_t kMaxClientMessage = size_t{64} * 1024;
 
 // One frame's messages, encoded once; null where no client subscribes. Stats is the prefix that
 // stats_for_client completes per client.

@@ -44,7 +44,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
  public:
   WsSession(tcp::socket&& s, ServeHub& hub) : ws_(std::move(s)), hub_(hub), data_(hub.queue), watchdog_(hub.ioc) {}
 
-  void accept(http::request<http::string_body> req) {
+  void accept(const http::request<http::string_body>& req) {
     beast::get_lowest_layer(ws_).expires_never();  // the WebSocket's own timeouts from here
     websocket::stream_base::timeout t{};
     t.handshake_timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(hub_.timeout);
@@ -271,7 +271,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const std::string_view target(req.target().data(), req.target().size());
     if (!token_ok(target, hub_.token))
       return respond(req, http::status::unauthorized, "text/plain", "a token is required: ?token=...\n");
-    if (websocket::is_upgrade(req)) return upgrade(std::move(req));
+    if (websocket::is_upgrade(req)) return upgrade(req);
     if (req.method() != http::verb::get && req.method() != http::verb::head)
       return respond(req, http::status::method_not_allowed, "text/plain", "GET only\n");
     const std::string_view path = path_of(target);
@@ -280,13 +280,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     respond(req, http::status::not_found, "text/plain", "not found\n");
   }
 
-  void upgrade(http::request<http::string_body> req) {
+  void upgrade(const http::request<http::string_body>& req) {
     const std::string_view path = path_of(std::string_view(req.target().data(), req.target().size()));
     if (path != "/" && path != "/index.html") return respond(req, http::status::not_found, "text/plain", "not found\n");
     const auto offered = req[http::field::sec_websocket_protocol];
     if (std::string_view(offered.data(), offered.size()).find(kFoxgloveSubprotocol) == std::string_view::npos)
       return respond(req, http::status::bad_request, "text/plain", "expected the subprotocol foxglove.websocket.v1\n");
-    std::make_shared<WsSession>(stream_.release_socket(), hub_)->accept(std::move(req));
+    std::make_shared<WsSession>(stream_.release_socket(), hub_)->accept(req);
   }
 
   void respond(const http::request<http::string_body>& req, http::status status, const char* type,
