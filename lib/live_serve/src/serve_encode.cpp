@@ -2,11 +2,11 @@
 // PNGs through the project's libdeflate writer, JPEG colour through OpenCV, the stats as JSON.
 #include "depthmask/detail/serve_encode.h"
 
+#include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -72,24 +72,11 @@ std::vector<uint8_t> points_message(const ServedCopy& f, const ServeEncoding& e)
 }
 
 std::vector<uint8_t> stats_prefix(const ServedCopy& f) {
-  // JSON by hand: numbers and one string, escaped as publish_header escapes ids.
-  std::string s = "{\"sequence\":" + std::to_string(f.sequence) + ",\"id\":\"";
-  for (const char ch : f.id) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      s += '\\';
-      s += ch;
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      s += b;
-    } else {
-      s += ch;
-    }
-  }
-  char num[64];
-  std::snprintf(num, sizeof num, "\",\"fps\":%.3f", std::isfinite(f.fps) ? f.fps : 0.0);
-  s += num;
+  // The id through nlohmann_json (escaped; bytes that are not UTF-8 replaced), the integers by hand.
+  std::string s = "{\"sequence\":" + std::to_string(f.sequence) +
+                  ",\"id\":" + nlohmann::json(f.id).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // nlohmann_json prints the double whatever the C locale's decimal point is.
+  s += ",\"fps\":" + nlohmann::json(std::isfinite(f.fps) ? std::round(f.fps * 1000) / 1000 : 0.0).dump();
   const ServedRunStats& r = f.stats;
   s += ",\"latency_p50_us\":" + std::to_string(r.latency_p50_us) +
        ",\"latency_p99_us\":" + std::to_string(r.latency_p99_us) + ",\"processed\":" + std::to_string(r.processed) +
