@@ -6,6 +6,7 @@
 //                      pixels rounded half away from zero, clamped to 65535, 0 elsewhere); raw: 32FC1
 //                      with NaN where the output holds output.invalid — bit for bit
 //   /depthmask/mask    255 where the output is not output.invalid
+//   /depthmask/reason  (raw mode, which also writes the reason output) equal to {id}.reason.png
 //   /depthmask/points  one point per kept pixel (finite, > 0, not invalid), back-projected
 //   /depthmask/camera_info, /depthmask/stats
 // usage: node serve_client.mjs DEPTHMASK_BIN WORK_DIR png|raw
@@ -47,7 +48,7 @@ const data = path.join(work, "data"), out = path.join(work, "out");
 execFileSync(bin, ["synth", "-o", data, "-n", "12", "-s", `${W}x${H}`], { stdio: "ignore" });
 const server = await startServer(bin, [
   "live", "--source", `replay://${data}?fps=20&loop=1`, "--serve", "127.0.0.1:0", "--output", out, "--duration", "60",
-  "--set", "output.format=[npy]", "--set", `input.intrinsics={fx: ${K.fx}, fy: ${K.fy}, cx: ${K.cx}, cy: ${K.cy}}`,
+  "--set", `output.format=[${mode === "raw" ? "npy, reason" : "npy"}]`, "--set", `input.intrinsics={fx: ${K.fx}, fy: ${K.fy}, cx: ${K.cx}, cy: ${K.cy}}`,
   "--set", "live.serve_fps=20", "--set", `live.serve_depth=${mode}`, "--set", "live.overflow=block",
 ]);
 
@@ -67,12 +68,15 @@ for (const [topic, [schema, enc]] of Object.entries(expected)) {
   const ch = c.channels.get(topic);
   check(ch && ch.schemaName === schema && ch.encoding === enc, `${topic}: ${JSON.stringify(ch && { ...ch, schema: "…" })}`);
 }
-check(!c.channels.has("/depthmask/reason"), "/depthmask/reason advertised without a reason output");
+const withReason = mode === "raw";
+check(c.channels.has("/depthmask/reason") === withReason, `/depthmask/reason advertised: ${c.channels.has("/depthmask/reason")}`);
 
 const readers = new Map();
 const byStamp = new Map(); // stamp ns → { topic: decoded }
 const topicOf = new Map();
-for (const topic of ["/depthmask/depth", "/depthmask/mask", "/depthmask/points", "/depthmask/camera_info", "/depthmask/stats", "/depthmask/color"]) {
+const topics = ["/depthmask/depth", "/depthmask/mask", "/depthmask/points", "/depthmask/camera_info", "/depthmask/stats",
+  "/depthmask/color", ...(withReason ? ["/depthmask/reason"] : [])];
+for (const topic of topics) {
   const ch = c.channels.get(topic);
   if (ch.encoding === "cdr") readers.set(topic, new MessageReader(parse(ch.schema, { ros2: true })));
   topicOf.set(c.client.subscribe(ch.id), topic);
@@ -84,8 +88,8 @@ c.client.on("message", ({ subscriptionId, timestamp, data: view }) => {
   if (!byStamp.has(timestamp)) byStamp.set(timestamp, {});
   byStamp.get(timestamp)[topic] = msg;
 });
-const complete = () => [...byStamp.values()].filter((g) => Object.keys(g).length === 6);
-await until(() => complete().length >= N, 30000, `${N} frames with all six channels`);
+const complete = () => [...byStamp.values()].filter((g) => Object.keys(g).length === topics.length);
+await until(() => complete().length >= N, 30000, `${N} frames with all ${topics.length} channels`);
 c.client.close();
 const stopped = await stopServer(server);
 check(stopped.code === 0, `exit ${stopped.code ?? stopped.signal}:\n${stopped.log}`);
@@ -144,9 +148,17 @@ for (const g of complete().slice(0, N)) {
   check(ci.width === W && ci.height === H && ci.k[0] === K.fx && ci.k[2] === K.cx && ci.k[4] === K.fy && ci.k[5] === K.cy,
     `camera_info ${JSON.stringify({ w: ci.width, h: ci.height, k: Array.from(ci.k) })}`);
   check(g["/depthmask/color"].format === "jpeg", "colour format");
+  if (withReason) {
+    const served = decodePng(g["/depthmask/reason"].data);
+    const written = decodePng(fs.readFileSync(path.join(out, `${stats.id}.reason.png`)));
+    check(served.depth === 8 && served.channels === 1 && served.width === W, "reason PNG is not mono8");
+    for (let i = 0; i < W * H; ++i)
+      if (served.data[i] !== written.data[i]) fail(`frame ${stats.id} reason pixel ${i}: ${served.data[i]} != ${written.data[i]}`);
+    check(new Set(served.data).size > 1, `frame ${stats.id}: one reason code only`);
+  }
   ++compared;
 }
 const served = /served:\s+(\d+) client\(s\), (\d+) message\(s\) sent/.exec(stopped.log);
 check(served && Number(served[1]) >= 1 && Number(served[2]) > 0, `summary without the served line:\n${stopped.log}`);
 console.log(`serve_client (${mode}): OK: ${compared} served frames equal to the written ones (depth, mask, ` +
-  `points, camera_info); summary "${served[0]}"`);
+  `points, camera_info${withReason ? ", reason" : ""}); summary "${served[0]}"`);
