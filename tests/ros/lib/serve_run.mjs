@@ -14,6 +14,8 @@ export function startServer(bin, args, { timeoutMs = 30000 } = {}) {
   proc.stdout.on("data", (d) => (out += d));
   proc.stderr.on("data", (d) => (out += d));
   const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+  // A test that fails half-way leaves no server behind.
+  process.on("exit", () => proc.exitCode === null && proc.signalCode === null && proc.kill("SIGKILL"));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "serving on" line within ${timeoutMs} ms:\n${out}`)), timeoutMs);
     const poll = setInterval(() => {
