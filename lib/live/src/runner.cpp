@@ -543,14 +543,10 @@ class Runner {
 
   // Offers the frame to live.serve with the run's counters (output thread).
   void serve(const Item& it) {
-    ServedRunStats st;
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      st = {s_.processed, s_.drops_overflow, s_.drops_unpaired, s_.failed, 0, 0};
-      const LatencyStats l = interval_latency_.stats();
-      st.latency_p50_us = l.p50_us;
-      st.latency_p99_us = l.p99_us;
-    }
+    std::unique_lock<std::mutex> lock(m_);
+    const LatencyStats l = interval_latency_.stats();
+    const ServedRunStats st{s_.processed, s_.drops_overflow, s_.drops_unpaired, s_.failed, l.p50_us, l.p99_us};
+    lock.unlock();
     server_->offer({it.meta.id, it.meta.sequence, it.meta.captured, it.slot.out(), it.slot.color(), it.slot.reason()},
                    st);
   }
