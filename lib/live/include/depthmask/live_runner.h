@@ -29,6 +29,7 @@
 #include "depthmask/config.h"
 #include "depthmask/frame.h"
 #include "depthmask/live.h"
+#include "depthmask/live_server.h"
 
 namespace depthmask {
 
@@ -61,7 +62,8 @@ struct LiveSummary {
   bool interrupted = false;   // the stop flag ended the run
   bool source_ended = false;  // a finite source ran out
   BackendKind backend = BackendKind::Cpu;
-  std::string source;  // LiveSource::describe()
+  std::string source;    // LiveSource::describe()
+  ServeCounters served;  // live.serve: clients, messages sent, dropped for clients, clients closed
 
   double fps() const { return seconds > 0 ? static_cast<double>(processed) / seconds : 0.0; }
 };
