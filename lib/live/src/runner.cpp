@@ -140,8 +140,9 @@ class Runner {
     source_.open();
     unpaired_seen_ = source_.unpaired();
     s_.source = source_.describe();
+    s_.overflow = resolve_overflow(c_.live.overflow, source_);
     detail::log().info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers,
-                       to_string(backend_.kind()), to_string(c_.live.overflow));
+                       to_string(backend_.kind()), s_.overflow.reason);
     t0_ = Clock::now();
     std::thread capture([this] { guarded([this] { capture_loop(); }); });
     std::thread mask([this] { guarded([this] { mask_loop(); }); });
@@ -289,7 +290,7 @@ class Runner {
         free_.pop_back();
         return it;
       }
-      if (c_.live.overflow == Overflow::DropOldest) {
+      if (s_.overflow.policy == Overflow::DropOldest) {
         // The frames waiting for the output are older than those waiting for the mask.
         Ring& q = !out_q_.empty() ? out_q_ : mask_q_;
         if (!q.empty()) {
