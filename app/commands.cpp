@@ -14,6 +14,7 @@
 #include "depthmask/layouts.h"
 #include "depthmask/live.h"
 #include "depthmask/live_runner.h"
+#include "depthmask/live_server.h"
 #include "depthmask/logging.h"
 #include "depthmask/open_backend.h"
 #include "depthmask/pipeline.h"
@@ -135,6 +136,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
   if (o.backend) flags.push_back({"backend.kind", *o.backend, "--backend", true});
   if (o.publish) flags.push_back({"live.publish", *o.publish, "--publish", true});
   if (o.output) flags.push_back({"output.dir", *o.output, "--output", true});
+  if (o.serve) flags.push_back({"live.serve", *o.serve, "--serve", true});
   if (o.preview) flags.push_back({"live.preview", "true", "--preview", false});
   Config c = effective_config(o.config, o.sets, flags);
   // --output asks for files: every frame, unless the configuration says how often (live.output_every
@@ -178,6 +180,13 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
     std::printf("  published: %llu frame(s) on %s\n", static_cast<unsigned long long>(s.published),
                 c.live.publish.c_str());
   if (c.live.preview) std::printf("  preview: %llu frame(s) shown\n", static_cast<unsigned long long>(s.previewed));
+  if (!c.live.serve.empty())
+    std::printf(
+        "  served:  %llu client(s), %llu message(s) sent, %llu dropped for slow clients, %llu client(s) "
+        "closed\n",
+        static_cast<unsigned long long>(s.served.clients), static_cast<unsigned long long>(s.served.messages_sent),
+        static_cast<unsigned long long>(s.served.client_dropped),
+        static_cast<unsigned long long>(s.served.clients_closed));
   return exit_codes::kOk;
 }
 
@@ -223,6 +232,8 @@ int cmd_info(const InfoOptions& o) {
   for (const SourceSupport& src : live_source_support())
     std::printf(" %s (%s%s)", src.scheme.c_str(), src.available ? "" : "unavailable: ", src.note.c_str());
   std::printf("\n");
+  const ServeSupport serve = serve_support();
+  std::printf("live --serve: %s%s\n", serve.available ? "" : "unavailable: ", serve.note.c_str());
   BackendConfig autoreq = c.backend;
   autoreq.kind = BackendKind::Auto;
   const BackendChoice a = choose_backend(autoreq, p);

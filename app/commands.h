@@ -26,7 +26,7 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop);
 
 struct LiveOptions {
   std::optional<std::string> config;
-  std::optional<std::string> source, backend, publish, output;
+  std::optional<std::string> source, backend, publish, output, serve;
   std::optional<uint64_t> frames;
   std::optional<double> duration;
   std::vector<std::string> sets;

@@ -74,6 +74,9 @@ CLI::App* add_live(CLI::App& cli, LiveOptions& live) {
   live_cmd->add_option("--publish", live.publish,
                        "where to publish frames: ZeroMQ endpoints (tcp://127.0.0.1:5555) and ROS 2 namespaces "
                        "(ros2://depthmask), comma separated (sets live.publish)");
+  live_cmd->add_option("--serve", live.serve,
+                       "[ADDR:]PORT: serve a page and the Foxglove WebSocket protocol (default address 127.0.0.1; "
+                       "sets live.serve)");
   live_cmd->add_option("-o,--output", live.output,
                        "Output folder (sets output.dir; writes every frame unless live.output_every is set)");
   live_cmd->add_option("--set", live.sets, "Override a key: key.path=value (YAML value, e.g. live.buffers=8)")

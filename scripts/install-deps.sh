@@ -35,7 +35,8 @@ set -euo pipefail
 tool_pkgs=(build-essential cmake ninja-build pkg-config git)
 lib_pkgs=(libopencv-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libtbb-dev libpng-dev libdeflate-dev
           nlohmann-json3-dev libzmq3-dev cppzmq-dev libopenni2-dev
-          libzstd-dev liblz4-dev libsqlite3-dev)  # the last three: ROS 2 bags (lib/ros, DEPTHMASK_WITH_ROSBAG)
+          libzstd-dev liblz4-dev libsqlite3-dev  # these three: ROS 2 bags (lib/ros, DEPTHMASK_WITH_ROSBAG)
+          libboost-dev)  # Boost.Beast + Asio, header-only: live --serve (lib/live_serve, DEPTHMASK_WITH_SERVE)
 # ROS 2 topics over DDS (lib/live_ros2, CMake DEPTHMASK_WITH_ROS2): CycloneDDS 0.10 (and its tools:
 # idlc, ddsperf). Left out where the distribution's CycloneDDS is older (Ubuntu 22.04, JetPack 6: 0.8;
 # the build then leaves ros2:// out and `depthmask info` says why) or with DEPTHMASK_ROS2=0.

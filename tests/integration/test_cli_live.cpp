@@ -155,3 +155,32 @@ TEST(CliLive, PreviewWindowUnderXvfb) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliLive, ServeBindsPrintsTheServedLineAndInfoSaysSo) {
+  TempDir tmp;
+  const auto info = dmcli::run_in(tmp.path(), "info");
+  if (Contains(info.output, "live --serve: unavailable"))
+    GTEST_SKIP() << "built without the server (DEPTHMASK_WITH_SERVE)";
+  EXPECT_TRUE(Contains(info.output, "live --serve: HTTP and WebSocket")) << info.output;
+  const auto r = dmcli::run_in(
+      tmp.path(), "live --backend cpu --source 'synthetic://?size=64x48&fps=30' --frames 10 --serve 127.0.0.1:0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "serving on http://127.0.0.1:")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "served:  0 client(s), 0 message(s) sent")) << r.output;
+  EXPECT_FALSE(Contains(r.output, "visible on the network")) << r.output;
+}
+
+TEST(CliLive, ServeOnABadAddressFailsNamingTheKey) {
+  TempDir tmp;
+  auto r = dmcli::run_in(tmp.path(), "live --source 'synthetic://?size=64x48' --frames 1 --serve http://x:80");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.serve")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "ADDR:PORT")) << r.output;
+  r = dmcli::run_in(tmp.path(), "live --source 'synthetic://?size=64x48' --frames 1 --serve 256.1.1.1:80");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Contains(r.output, "live.serve")) << r.output;
+}
+
+}  // namespace

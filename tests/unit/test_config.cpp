@@ -109,6 +109,12 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.live.publish, b.live.publish);
   EXPECT_EQ(a.live.stats_interval, b.live.stats_interval);
   EXPECT_EQ(a.live.reconnect_max, b.live.reconnect_max);
+  EXPECT_EQ(a.live.serve, b.live.serve);
+  EXPECT_EQ(a.live.serve_fps, b.live.serve_fps);
+  EXPECT_EQ(a.live.serve_token, b.live.serve_token);
+  EXPECT_EQ(a.live.serve_depth, b.live.serve_depth);
+  EXPECT_EQ(a.live.serve_queue, b.live.serve_queue);
+  EXPECT_EQ(a.live.serve_timeout, b.live.serve_timeout);
   EXPECT_EQ(a.live.sync.tolerance_ms, b.live.sync.tolerance_ms);
   EXPECT_EQ(a.live.preview, b.live.preview);
   EXPECT_EQ(a.logging.level, b.logging.level);
@@ -954,6 +960,35 @@ TEST_F(ConfigFile, LiveSyncAndPreview) {
   EXPECT_TRUE(Contains(m, "live.sync.tolerance"));
   EXPECT_TRUE(Contains(m, "tolerance_ms"));
   EXPECT_TRUE(Contains(error_of_sets({"live.preview=maybe"}), "live.preview"));
+}
+
+TEST_F(ConfigFile, LiveServeKeys) {
+  const Config d = load_config(std::nullopt, {}, tmp_.path());
+  EXPECT_EQ(d.live.serve, "");
+  EXPECT_EQ(d.live.serve_fps, 10.0);
+  EXPECT_EQ(d.live.serve_token, "");
+  EXPECT_EQ(d.live.serve_depth, "png");
+  EXPECT_EQ(d.live.serve_queue, 16);
+  EXPECT_EQ(d.live.serve_timeout, 5.0);
+  const Config c = load_config(write("live:\n  serve: \"0.0.0.0:8765\"\n  serve_fps: 2.5\n  serve_token: abc\n"
+                                     "  serve_depth: raw\n  serve_queue: 4\n  serve_timeout: 1\n"),
+                               sets({"live.serve=[::1]:9000"}), tmp_.path());
+  EXPECT_EQ(c.live.serve, "[::1]:9000");
+  EXPECT_EQ(c.live.serve_fps, 2.5);
+  EXPECT_EQ(c.live.serve_token, "abc");
+  EXPECT_EQ(c.live.serve_depth, "raw");
+  EXPECT_EQ(c.live.serve_queue, 4);
+  EXPECT_EQ(c.live.serve_timeout, 1.0);
+  EXPECT_TRUE(c.is_set_by_user("live.serve"));
+  EXPECT_FALSE(d.is_set_by_user("live.serve"));
+  expect_same_config(c, round_trip(c, tmp_ / "cfg", false));
+  EXPECT_EQ(load_config(std::nullopt, sets({"live.serve=8765"}), tmp_.path()).live.serve, "8765");
+  for (const char* bad : {"live.serve=http://x:80", "live.serve=99999", "live.serve=:80", "live.serve=host:"})
+    EXPECT_TRUE(Contains(error_of_sets({bad}), "ADDR:PORT")) << bad;
+  EXPECT_TRUE(Contains(error_of_sets({"live.serve_depth=jpeg"}), "png, raw"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.serve_fps=0"}), "live.serve_fps"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.serve_queue=0"}), "live.serve_queue"));
+  EXPECT_TRUE(Contains(error_of_sets({"live.serve_timeout=0"}), "live.serve_timeout"));
 }
 
 TEST_F(ConfigFile, LiveErrorsNameTheKeyAndTheAllowedValues) {

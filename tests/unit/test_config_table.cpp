@@ -171,7 +171,8 @@ TEST(ConfigTable, TheSettingsHashTextOfTheDefaultsIsUnchanged) {
       "backend:\n  kind: auto\n  device: 0\n  memory_limit_mb: 0\n"
       "run:\n  on_error: skip\n  force: false\n  frames_in_flight: 0\n  threads: 0\n"
       "live:\n  source: \"synthetic://?size=640x480&fps=30\"\n  overflow: drop_oldest\n  buffers: 4\n"
-      "  output_every: 0\n  publish: \"\"\n  stats_interval: 5\n  reconnect_max: 5\n  sync:\n"
+      "  output_every: 0\n  publish: \"\"\n  stats_interval: 5\n  serve: \"\"\n  serve_fps: 10\n  serve_token: \"\"\n"
+      "  serve_depth: png\n  serve_queue: 16\n  serve_timeout: 5\n  reconnect_max: 5\n  sync:\n"
       "    tolerance_ms: 20\n  preview: false\n  mask:\n    static: ~\n    depth_band: ~\n    color_key: ~\n"
       "logging:\n  level: info\n";
   dm::Config c;

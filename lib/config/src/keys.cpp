@@ -37,6 +37,18 @@ bool is_endpoint_or_off(const std::string& text) {
   }
   return true;
 }
+// live.serve: "" (off), PORT or ADDR:PORT with a port of 0..65535 (the address is checked when bound).
+bool is_serve_or_off(const std::string& s) {
+  if (s.empty()) return true;
+  const size_t colon = s.rfind(':');
+  const std::string port = colon == std::string::npos ? s : s.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (colon != std::string::npos &&
+      (colon == 0 || s.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.:[]%-") !=
+                         std::string::npos))
+    return false;  // an address: IPv4, [IPv6] or localhost, never a URL
+  return std::stoi(port) <= 65535;
+}
 bool is_shard_text(const std::string& s) { return is_shard_spec(s); }
 bool no_distortion(const Config& c) { return c.registration.depth_distortion.model == DistortionModel::None; }
 
@@ -216,6 +228,19 @@ std::vector<Key> live_keys() {
           .not_in_hash_text(),  // added after manifests of format 1: their settings hash stays valid
       key("stats_interval", &S::stats_interval, Number{at_least(0), "expected seconds >= 0 (0 = no stats lines)"},
           "seconds between stats log lines; 0 = none"),
+      key("serve", &S::serve,
+          Text{true, false, true, is_serve_or_off,
+               "expected PORT or ADDR:PORT (8765, 0.0.0.0:8765, [::1]:8765) or empty (off)"},
+          "serve the page and the Foxglove WebSocket protocol on [ADDR:]PORT; empty = off"),
+      key("serve_fps", &S::serve_fps, Number{within(0.1, 120), "expected frames per second in [0.1, 120]"},
+          "frames per second served; the pipeline keeps its own rate"),
+      key("serve_token", &S::serve_token, Text{true, false, true},
+          "when set, required as ?token= by the page and the WebSocket"),
+      key("serve_depth", &S::serve_depth, Word{{"png", "raw"}}, "png (16-bit millimetres) or raw (32FC1 metres)"),
+      key("serve_queue", &S::serve_queue, Int<int>{1, 4096},
+          "messages waiting per client before its oldest are dropped"),
+      key("serve_timeout", &S::serve_timeout, Number{within(0.5, 3600), "expected seconds in [0.5, 3600]"},
+          "seconds without progress before a client that stopped reading is closed"),
       key("reconnect_max", &S::reconnect_max,
           Number{within(0.1, 3600), "expected seconds in [0.1, 3600] (the back-off starts at 0.1 s)"},
           "seconds: the cap of the reconnect back-off"),

@@ -19,6 +19,7 @@
 #include "depthmask/encoders.h"
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
+#include "depthmask/live_server.h"
 #include "fixed_size.h"
 #include "live_masks.h"
 #include "preview.h"
@@ -117,9 +118,10 @@ class Runner {
     for (int i = 0; i < c.live.buffers; ++i) {
       pool_.push_back(std::make_unique<Item>(b));
       pool_.back()->slot.set_color_key(key);  // the slot runs the key pass before masking
-      // The reason pass only where its file is written (live.output_every); its codes tell
+      // The reason pass only where its file is written (live.output_every) or served; its codes tell
       // live.mask.depth_band (8) from depth.min..max (6, 7).
-      pool_.back()->slot.set_reason((wants_reason(c) && c.live.output_every > 0) || publish_reason, mask_params(c));
+      pool_.back()->slot.set_reason(
+          (wants_reason(c) && (c.live.output_every > 0 || !c.live.serve.empty())) || publish_reason, mask_params(c));
       free_.push_back(pool_.back().get());
     }
     if (c.live.output_every > 0) {
@@ -133,6 +135,7 @@ class Runner {
       }
     }
     if (c.live.preview) preview_ = std::make_unique<detail::Preview>(c);
+    if (!c.live.serve.empty()) server_ = std::make_unique<LiveServer>(c);
   }
 
   LiveSummary run() {
@@ -156,6 +159,10 @@ class Runner {
     s_.latency = total_latency_.stats();
     s_.previewed = preview_ ? preview_->shown() : 0;
     s_.failed_resource = failures_.resource();
+    if (server_) {
+      s_.served = server_->counters();
+      server_.reset();  // its clients are closed when the run returns
+    }
     preview_.reset();  // the window closes on the thread that drew it
     if (fatal_) std::rethrow_exception(fatal_);
     return s_;
@@ -508,7 +515,8 @@ class Runner {
             sent = publisher->publish(pf, it->slot.out()) || sent;
           }
           for (auto& r : ros2_) sent = r->publish(it->meta, it->slot) || sent;
-          if (preview_) preview_->offer(it->slot.out());  // never waits
+          if (server_ && server_->due(Clock::now())) serve(*it);  // copies, never waits
+          if (preview_) preview_->offer(it->slot.out());          // never waits
           if (observer_) observer_->on_frame(it->meta, it->slot, it->latency_us);
         } catch (...) {
           ok = false;
@@ -534,6 +542,16 @@ class Runner {
     }
   }
 
+  // Offers the frame to live.serve with the run's counters (output thread).
+  void serve(const Item& it) {
+    std::unique_lock<std::mutex> lock(m_);
+    const LatencyStats l = interval_latency_.stats();
+    const ServedRunStats st{s_.processed, s_.drops_overflow, s_.drops_unpaired, s_.failed, l.p50_us, l.p99_us};
+    lock.unlock();
+    server_->offer({it.meta.id, it.meta.sequence, it.meta.captured, it.slot.out(), it.slot.color(), it.slot.reason()},
+                   st);
+  }
+
   const Config& c_;
   MemoryBackend& backend_;
   LiveSource& source_;
@@ -554,6 +572,7 @@ class Runner {
   std::vector<std::unique_ptr<detail::ZmqPublisher>> publishers_;  // live.publish's ZeroMQ endpoints
   std::vector<std::unique_ptr<detail::Ros2Output>> ros2_;          // live.publish's ros2:// namespaces
   std::unique_ptr<detail::Preview> preview_;                       // live.preview; null when not asked for
+  std::unique_ptr<LiveServer> server_;                             // live.serve; null when not asked for
 
   // Guards everything below, the queues and the summary's counters.
   std::mutex m_;

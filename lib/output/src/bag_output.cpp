@@ -67,8 +67,11 @@ ros::Header frame_header(const Config& c, const FrameEntry& f) {
   return h;
 }
 
-// sensor_msgs/CameraInfo of a pinhole without distortion: K, R = I, P = [K | 0].
-ros::CameraInfo pinhole_info(const std::optional<Intrinsics>& k, int width, int height) {
+bool is_dropped(float v, float invalid, bool invalid_nan) { return invalid_nan ? std::isnan(v) : v == invalid; }
+
+}  // namespace
+
+ros::CameraInfo pinhole_camera_info(const std::optional<Intrinsics>& k, int width, int height) {
   ros::CameraInfo ci;
   ci.width = static_cast<uint32_t>(width);
   ci.height = static_cast<uint32_t>(height);
@@ -80,10 +83,6 @@ ros::CameraInfo pinhole_info(const std::optional<Intrinsics>& k, int width, int 
   }
   return ci;
 }
-
-bool is_dropped(float v, float invalid, bool invalid_nan) { return invalid_nan ? std::isnan(v) : v == invalid; }
-
-}  // namespace
 
 struct BagOutput::Impl {
   const Config& c;
@@ -150,8 +149,8 @@ std::vector<BagMessage> BagOutput::encode(const FrameEntry& f, const FrameSlot& 
   }
   std::vector<BagMessage> msgs;
   msgs.push_back({0, t, ros::encode(ros::pixels_to_image(depth, header))});
-  ros::CameraInfo ci =
-      f.bag && f.bag->camera_info ? *f.bag->camera_info : pinhole_info(frame_intrinsics(c, f), out.cols, out.rows);
+  ros::CameraInfo ci = f.bag && f.bag->camera_info ? *f.bag->camera_info
+                                                   : pinhole_camera_info(frame_intrinsics(c, f), out.cols, out.rows);
   ci.header = header;
   msgs.push_back({1, t, ros::encode(ci)});
   if (m.index.mask) {

@@ -217,8 +217,16 @@ struct LiveConfig {
   /// arrives 50-300 ms late) before it is decided with what came.
   double pair_wait = 0.5;
   double stats_interval = 5.0;  ///< seconds between stats log lines; 0 = none
-  double reconnect_max = 5.0;   ///< seconds: the cap of the reconnect back-off (0.1 s doubling)
-  LiveMaskConfig mask;          ///< live.mask: masks besides the frames' own
+  /// live --serve: "PORT" or "ADDR:PORT" ("[v6]:PORT") to serve the page and the Foxglove WebSocket
+  /// protocol on (default address 127.0.0.1; port 0 = any free one); empty = off (live_server.h).
+  std::string serve;
+  double serve_fps = 10;            ///< frames per second served (the pipeline keeps its own rate)
+  std::string serve_token;          ///< when set, required as ?token= on HTTP and WebSocket requests
+  std::string serve_depth = "png";  ///< png: 16-bit millimetre PNG; raw: sensor_msgs/Image 32FC1 metres
+  int serve_queue = 16;             ///< messages waiting per client before its oldest are dropped
+  double serve_timeout = 5;         ///< seconds a write may wait before a client that stopped reading is closed
+  double reconnect_max = 5.0;       ///< seconds: the cap of the reconnect back-off (0.1 s doubling)
+  LiveMaskConfig mask;              ///< live.mask: masks besides the frames' own
   /// live.sync: separate streams (depth, color, a mask stream) with their own timestamps are paired
   /// within tolerance_ms (StreamPairer); a frame without its partners is dropped as unpaired. 20 ms:
   /// TUM's associate.py default (input.max_time_diff), under a 30 Hz frame period's 33 ms.

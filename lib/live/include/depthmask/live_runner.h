@@ -30,6 +30,7 @@
 #include "depthmask/config.h"
 #include "depthmask/frame.h"
 #include "depthmask/live.h"
+#include "depthmask/live_server.h"
 
 namespace depthmask {
 
@@ -75,6 +76,7 @@ struct LiveSummary {
   BackendKind backend = BackendKind::Cpu;
   std::string source;       // LiveSource::describe()
   OverflowChoice overflow;  // the policy applied (live.overflow resolved) and why
+  ServeCounters served;     // live.serve: clients, messages sent, dropped for clients, clients closed
 
   double fps() const { return seconds > 0 ? static_cast<double>(processed) / seconds : 0.0; }
 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "depthmask/config.h"
 #include "depthmask/dataset.h"
 #include "depthmask/frame.h"
+#include "depthmask/intrinsics.h"
+#include "depthmask/ros_msgs.h"
 
 namespace depthmask {
 
@@ -28,6 +31,10 @@ bool writes_bag(const Config& c);
 /// The bag's topics for output.mcap, in channel order: depth, camera_info, then mask, reason and
 /// depth/compressedDepth where asked for.
 std::vector<bag::TopicSpec> bag_topics(const Config& c);
+
+/// sensor_msgs/CameraInfo of a pinhole without distortion (plumb_bob, D empty): K, R = I, P = [K | 0];
+/// K all zero ("uncalibrated", as ROS reads it) without intrinsics. The header is left to the caller.
+ros::CameraInfo pinhole_camera_info(const std::optional<Intrinsics>& k, int width, int height);
 
 /// One message of a frame, encoded: its topic (an index into bag_topics), its stamp (log and publish
 /// time, nanoseconds), its CDR bytes, and the frame's key: the CRC-32 of its frame id, written as the
