@@ -1,12 +1,13 @@
-// The page `depthmask live --serve` serves (lib/live_serve/src/page.html), in Debian's headless Chromium
-// through puppeteer-core, against the real server: a replay of one synthetic frame looped (so every
-// served frame is the frame the run wrote) with --output (.npy and the reason PNG). Checks: the page
-// connects (state "connected"), draws all four panels (pixels that are not blank), the counters move;
-// a click on the depth panel shows the depth the run wrote at that pixel and its reason code; pause
-// stops drawing and resume starts it again; at a phone's size (390x844, touch) the panels stack in one
-// column and a tap probes a pixel; with live.serve_depth raw the probe shows the written float exactly;
-// with a token the page passes ?token= through. Saves a screenshot. Exit 0, or 1 naming what failed.
-//   node tests/ros/page/in_chromium.mjs DEPTHMASK_BIN WORK_DIR [SCREENSHOT.png]
+// The page `depthmask live --serve` serves (lib/live_serve/src/page.html), in a headless browser through
+// puppeteer-core (Debian's Chromium; Firefox ESR with BROWSER=firefox, over WebDriver BiDi), against the
+// real server: a replay of one synthetic frame looped (so every served frame is the frame the run wrote)
+// with --output (.npy and the reason PNG). Checks: the page connects (state "connected"), draws all four
+// panels (pixels that are not blank), the counters move; a click on the depth panel shows the depth
+// the run wrote at that pixel and its reason code; pause stops drawing and resume starts it again; at
+// a phone's width (390x844) the panels stack in one column and (Chromium, touch emulated) a tap probes
+// a pixel; with live.serve_depth raw the probe shows the written float exactly; with a token the page
+// passes ?token= through. Saves a screenshot. Exit 0, or 1 naming what failed.
+//   [BROWSER=chrome|firefox] [BROWSER_PATH=...] node tests/ros/page/in_browser.mjs DEPTHMASK_BIN WORK_DIR [SHOT.png]
 import { decode as decodePng } from "fast-png";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -17,7 +18,9 @@ import { sleep, startServer, stopServer, until } from "../lib/serve_run.mjs";
 
 const [bin, work, screenshot] = process.argv.slice(2);
 const W = 160, H = 120;
-const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
+const firefox = process.env.BROWSER === "firefox";
+const browserPath = process.env.BROWSER_PATH || (firefox ? "/usr/bin/firefox-esr" : "/usr/bin/chromium");
+const tag = firefox ? "page_in_firefox" : "page_in_chromium";
 
 function fail(msg) {
   throw new Error(msg);
@@ -106,10 +109,10 @@ function pickPixels(written) {
   return { keptAt, droppedAt };
 }
 
-const browser = await puppeteer.launch({
-  executablePath: browserPath, headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"], userDataDir: path.join(work, "profile"),
-});
+const browser = await puppeteer.launch(firefox
+  ? { browser: "firefox", executablePath: browserPath, headless: true, userDataDir: path.join(work, "profile") }
+  : { executablePath: browserPath, headless: true, userDataDir: path.join(work, "profile"),
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
 const servers = [];
 let failed = null;
 try {
@@ -177,8 +180,9 @@ try {
 
   if (screenshot) await page.screenshot({ path: screenshot });
 
-  // A phone: one column, and a tap probes.
-  await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  // A phone: one column, and a tap (Chromium's touch emulation; a click in Firefox) probes.
+  await page.setViewport(firefox ? { width: 390, height: 844 }
+    : { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
   await sleep(300);
   const boxes = await page.$$eval("figure", (fs) => fs.map((f) => f.getBoundingClientRect().toJSON()));
   check(boxes.length === 4, `${boxes.length} panels`);
@@ -188,7 +192,7 @@ try {
   }
   check(boxes[0].right <= 390 + 1, `phone: panels ${boxes[0].width} px wide overflow the screen`);
   await page.evaluate(() => document.getElementById("depth").scrollIntoView());
-  p = await clickPixel(page, keptAt.x, keptAt.y, true);
+  p = await clickPixel(page, keptAt.x, keptAt.y, !firefox);
   check(p.depthMm === String(Math.round(keptAt.z * 1000)), `phone tap: ${p.text}`);
   check(errors.length === 0, `page errors: ${errors.join("; ")}`);
   await page.close();
@@ -212,7 +216,7 @@ try {
   await page2.close();
   await stopServer(raw.server);
   servers.pop();
-  console.log("page_in_chromium: every check passed" + (screenshot ? ` (screenshot: ${screenshot})` : ""));
+  console.log(`${tag}: every check passed` + (screenshot ? ` (screenshot: ${screenshot})` : ""));
 } catch (e) {
   failed = e;
 } finally {
@@ -220,6 +224,6 @@ try {
   for (const s of servers) await stopServer(s);
 }
 if (failed) {
-  console.error(`page_in_chromium: FAIL: ${failed.message}`);
+  console.error(`${tag}: FAIL: ${failed.message}`);
   process.exit(1);
 }
