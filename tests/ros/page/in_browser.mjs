@@ -6,7 +6,8 @@
 // the run wrote at that pixel and its reason code; pause stops drawing and resume starts it again; at
 // a phone's width (390x844) the panels stack in one column and (Chromium, touch emulated) a tap probes
 // a pixel; with live.serve_depth raw the probe shows the written float exactly; with a token the page
-// passes ?token= through. Saves a screenshot. Exit 0, or 1 naming what failed.
+// passes ?token= through; when the server stops the page says it is disconnected and retrying. Saves a
+// screenshot. Exit 0, or 1 naming what failed.
 //   [BROWSER=chrome|firefox] [BROWSER_PATH=...] node tests/ros/page/in_browser.mjs DEPTHMASK_BIN WORK_DIR [SHOT.png]
 import { decode as decodePng } from "fast-png";
 import { execFileSync } from "node:child_process";
@@ -195,10 +196,13 @@ try {
   p = await clickPixel(page, keptAt.x, keptAt.y, !firefox);
   check(p.depthMm === String(Math.round(keptAt.z * 1000)), `phone tap: ${p.text}`);
   check(errors.length === 0, `page errors: ${errors.join("; ")}`);
-  await page.close();
+  // The server goes away: the page says so and that it retries.
   const summary = await stopServer(png.server);
   servers.pop();
   check(summary.code === 0, `the png run exited ${summary.code ?? summary.signal}:\n${summary.log.slice(-2000)}`);
+  await page.waitForFunction(() => document.getElementById("state").dataset.state !== "connected", { timeout: 10000 });
+  await page.waitForFunction(() => /retrying in/.test(document.getElementById("state").textContent), { timeout: 10000 });
+  await page.close();
 
   // --- raw 32FC1 depth, behind a token ---
   const raw = await serve("raw", ["--set", "live.serve_depth=raw", "--set", "live.serve_token=s3cret"]);
