@@ -171,6 +171,7 @@ int cmd_live(const LiveOptions& o, const std::atomic<bool>& stop) {
               static_cast<unsigned long long>(s.latency.max_us));
   std::printf("  source:  %s (%llu error(s), %llu reconnect(s))\n", s.source.c_str(),
               static_cast<unsigned long long>(s.source_errors), static_cast<unsigned long long>(s.reconnects));
+  std::printf("  overflow: %s\n", s.overflow.reason.c_str());
   print_backend(s.backend, opened.choice.reason, opened.choice.degraded, c.logging.level);
   if (c.live.output_every > 0)
     std::printf("  written: %llu frame(s) to %s\n", static_cast<unsigned long long>(s.written),

@@ -66,7 +66,9 @@ test_pkgs+=(sqlite3)
 build_pkgs=("${tool_pkgs[@]}" "${lib_pkgs[@]}" "${test_lib_pkgs[@]}" "${test_pkgs[@]}")
 # The QA report's browser test (tests/integration/report_in_chromium.sh): Debian's chromium. Optional:
 # Ubuntu packages it only as a snap, which does not run in containers; the test skips without it.
-optional_pkgs=(chromium)
+# The live --serve page in Firefox too (tests/ros/page/page_test.sh firefox): Debian's firefox-esr
+# (Ubuntu has no deb of it; that test skips).
+optional_pkgs=(chromium firefox-esr)
 
 # --runtime-list: the package of every shared library BIN links directly (DT_NEEDED; apt brings what
 # those need), except the CUDA and driver libraries that the CUDA base image or the NVIDIA container

@@ -1,6 +1,8 @@
 // depthmask_codec_bench: the PNG fast path (lib/src/png_codec.cpp) against OpenCV's libpng codec, on
 // one thread. Decoding: cv::imdecode into a reused Mat vs PngFastReader::inspect + decode into one.
-// Encoding (16-bit greyscale): cv::imencode(".png") with OpenCV's defaults vs encode_png_grey16.
+// Encoding (16-bit greyscale): cv::imencode(".png") with OpenCV's defaults vs encode_png_grey16. The
+// preview ({id}.preview.png, make_preview: colour | mask | masked depth, of synthetic frames and of the
+// APC captures where present): cv::imencode vs encode_png_bgr8, each file checked to decode alike.
 // Prints one markdown table per input kind: best and median of N repeats per file, averaged per frame.
 //   depthmask_codec_bench [--repeats N] [PNG files or folders ...]
 // Without paths: the APC captures of ../shared/data/apc-vision-toolbox (DEPTHMASK_TEST_DATA overrides
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "depthmask/detail/png_codec.h"
+#include "depthmask/encoders.h"
 #include "depthmask/synth.h"
 
 namespace fs = std::filesystem;
@@ -116,6 +119,77 @@ void add(Stat& a, const Stat& b) {
   a.median += b.median;
 }
 
+// One preview's inputs: colour, mask and masked depth in metres.
+struct PreviewInput {
+  std::string label;
+  cv::Mat color, mask, metres;
+};
+
+// Synthetic frames at two sizes and, where the real captures are, the APC scene's first frames (a
+// real camera's colour; the mask keeps every pixel with depth).
+std::vector<PreviewInput> preview_inputs(const fs::path& apc) {
+  std::vector<PreviewInput> in;
+  for (auto [w, h] : {std::pair<int, int>{640, 480}, {1280, 720}})
+    for (int i = 0; i < 3; ++i) {
+      const depthmask::SyntheticFrame f = depthmask::render_synthetic_frame(i, w, h);
+      PreviewInput p{"synthetic " + std::to_string(w) + "x" + std::to_string(h), f.color, f.mask, {}};
+      f.depth_mm.convertTo(p.metres, CV_32FC1, 0.001);
+      p.metres.setTo(0.0f, f.mask == 0);
+      in.push_back(p);
+    }
+  for (int i = 0; i < 3; ++i) {
+    const std::string stem = (apc / "scene-0000" / ("frame-00000" + std::to_string(i))).string();
+    const cv::Mat color = cv::imread(stem + ".color.png", cv::IMREAD_COLOR);
+    const cv::Mat depth = cv::imread(stem + ".depth.png", cv::IMREAD_UNCHANGED);
+    if (color.empty() || depth.empty() || color.size() != depth.size()) break;
+    PreviewInput p{"APC scene-0000 640x480", color, depth != 0, cv::Mat(depth.size(), CV_32FC1)};
+    // APC's words are rotated left by 3 bits (depth.encoding apc), in units of 0.1 mm.
+    for (int y = 0; y < depth.rows; ++y)
+      for (int x = 0; x < depth.cols; ++x) {
+        const unsigned v = depth.at<uint16_t>(y, x);
+        p.metres.at<float>(y, x) = static_cast<float>(((v >> 3) | (v << 13)) & 0xffffu) * 1e-4f;
+      }
+    in.push_back(p);
+  }
+  return in;
+}
+
+// The preview as `run` and `live` write it: cv::imencode (before) against encode_png_bgr8 (now), one
+// thread. Returns false when the two decode to different pixels.
+bool preview_table(int repeats, const fs::path& apc) {
+  std::printf(
+      "\n## Encode (preview, 8-bit BGR: colour | mask | masked depth)\n\n| input | frames | cv::imencode ms | bytes "
+      "| encode_png_bgr8 ms | bytes | speed-up (best) | size ratio |\n|---|---|---|---|---|---|---|---|\n");
+  std::map<std::string, Row> rows;
+  std::vector<std::string> order;
+  for (const PreviewInput& in : preview_inputs(apc)) {
+    if (rows.find(in.label) == rows.end()) order.push_back(in.label);
+    Row& r = rows[in.label];
+    const cv::Mat preview = depthmask::make_preview(in.color, in.mask, in.metres, 0.0f);
+    Bytes cv_png, fast_png;
+    add(r.cv_enc, time_it(repeats, [&] { cv::imencode(".png", preview, cv_png); }));
+    add(r.fast_enc, time_it(repeats, [&] {
+          fast_png = depthmask::detail::encode_png_bgr8(preview.data, preview.rows, preview.cols, preview.step);
+        }));
+    const cv::Mat back = cv::imdecode(fast_png, cv::IMREAD_UNCHANGED);
+    if (back.size() != preview.size() || back.type() != preview.type() || cv::norm(back, preview, cv::NORM_INF) != 0) {
+      std::fprintf(stderr, "codec_bench: the preview PNG of %s decodes to other pixels\n", in.label.c_str());
+      return false;
+    }
+    r.cv_bytes += static_cast<double>(cv_png.size());
+    r.fast_bytes += static_cast<double>(fast_png.size());
+    ++r.files;
+  }
+  for (const std::string& k : order) {
+    const Row& r = rows[k];
+    const double n = r.files;
+    std::printf("| %s | %d | %.3f / %.3f | %.0f | %.3f / %.3f | %.0f | %.2fx | %.3f |\n", k.c_str(), r.files,
+                r.cv_enc.best / n, r.cv_enc.median / n, r.cv_bytes / n, r.fast_enc.best / n, r.fast_enc.median / n,
+                r.fast_bytes / n, r.cv_enc.best / r.fast_enc.best, r.fast_bytes / r.cv_bytes);
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,10 +208,10 @@ int main(int argc, char** argv) {
       }
     }
     std::vector<Input> inputs;
+    const char* env = std::getenv("DEPTHMASK_TEST_DATA");
+    const fs::path data = env && *env ? fs::path(env) : fs::path(DEPTHMASK_DEFAULT_SHARED_DATA);
+    const fs::path apc = data / "apc-vision-toolbox";
     if (paths.empty()) {
-      const char* env = std::getenv("DEPTHMASK_TEST_DATA");
-      const fs::path data = env && *env ? fs::path(env) : fs::path(DEPTHMASK_DEFAULT_SHARED_DATA);
-      const fs::path apc = data / "apc-vision-toolbox";
       if (fs::is_directory(apc))
         add_path(apc, inputs);
       else
@@ -210,7 +284,7 @@ int main(int argc, char** argv) {
                   r.cv_enc.best / n, r.cv_enc.median / n, r.cv_bytes / n, r.fast_enc.best / n, r.fast_enc.median / n,
                   r.fast_bytes / n, r.cv_enc.best / r.fast_enc.best, r.fast_bytes / r.cv_bytes);
     }
-    return 0;
+    return preview_table(repeats, apc) ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "codec_bench: %s\n", e.what());
     return 1;

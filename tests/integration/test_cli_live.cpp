@@ -43,12 +43,48 @@ TEST(CliLive, ReplayOfTheSampleEndsWithTheSource) {
   EXPECT_TRUE(Contains(r.output, "source ended"));
 }
 
+// live.overflow auto (the default) blocks an unpaced replay: every frame of 12 looped to 24 is written
+// with its preview, however slowly the machine writes (drop_oldest dropped 18 of 24 on 2 cores).
+// `live` over 12 synthetic frames of `size` looped to 24, as fast as possible, with `flags`.
+dmcli::CmdResult unpaced_replay(const TempDir& tmp, const std::string& size, const std::string& flags) {
+  EXPECT_EQ(dmcli::run_in(tmp.path(), "synth --output data --frames 12 --size " + size).exit_code, 0);
+  return dmcli::run_in(tmp.path(), "live --backend cpu --frames 24 " + flags + " --source " +
+                                       dmtest::q("replay://" + (tmp / "data").string() + "?fps=0&loop=1"));
+}
+
+TEST(CliLive, UnpacedReplayLosesNoFrameUnderAuto) {
+  TempDir tmp;
+  const auto r = unpaced_replay(tmp, "320x240", "--output out --set output.preview=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "24 frame(s) captured, 24 processed, 0 dropped (overflow), 0 failed")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "written: 24 frame(s)")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "overflow: auto → block: an unpaced replay waits")) << r.output;
+  // The loop's second pass writes the same 12 ids again.
+  EXPECT_EQ(dmcli::count_with_suffix(dmcli::file_names(tmp / "out"), ".tiff"), 12u);
+  EXPECT_EQ(dmcli::count_with_suffix(dmcli::file_names(tmp / "out"), ".preview.png"), 12u);
+}
+
+TEST(CliLive, AnExplicitDropOldestStillAppliesToAnUnpacedReplay) {
+  TempDir tmp;
+  const auto r = unpaced_replay(tmp, "64x48", "--set live.overflow=drop_oldest");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "overflow: drop_oldest (live.overflow)")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "24 frame(s) captured")) << r.output;
+}
+
+TEST(CliLive, AutoDropsOldestForACameraLikeSource) {
+  TempDir tmp;
+  const auto r = dmcli::run_in(tmp.path(), "live --backend cpu --source 'synthetic://?size=32x24&fps=0' --frames 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Contains(r.output, "overflow: auto → drop_oldest")) << r.output;
+}
+
 TEST(CliLive, BadLiveKeyIsAUsageError) {
   TempDir tmp;
   const auto r = dmcli::run_in(tmp.path(), "live --set live.overflow=newest --frames 1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(Contains(r.output, "live.overflow"));
-  EXPECT_TRUE(Contains(r.output, "drop_oldest, block"));
+  EXPECT_TRUE(Contains(r.output, "auto, drop_oldest, block"));
 }
 
 TEST(CliLive, PrintConfigShowsTheLiveSection) {

@@ -57,6 +57,7 @@ class FakeSource : public depthmask::LiveSource {
   std::chrono::microseconds pace{0};  // sleep per read
   int bad_mask_at = -1;               // this frame gets a 3-channel mask (the frame fails)
   bool no_mask = false;               // frames come without a mask (live.mask supplies one)
+  bool waits = false;                 // can_wait(): an unpaced file source (live.overflow auto blocks)
 
   std::atomic<uint64_t> produced{0};
   std::atomic<int> opens{0};
@@ -88,6 +89,7 @@ class FakeSource : public depthmask::LiveSource {
     ++produced;
     return true;
   }
+  bool can_wait() const override { return waits; }
   std::string describe() const override { return "fake " + std::to_string(w_) + "x" + std::to_string(h_); }
 
  private:

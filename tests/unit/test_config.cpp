@@ -913,7 +913,7 @@ TEST(Intrinsics, KTextFileOfTheArcDatasetWhenPresent) {
 TEST_F(ConfigFile, LiveDefaults) {
   const Config c = load_config(std::nullopt, {}, tmp_.path());
   EXPECT_EQ(c.live.source, "synthetic://?size=640x480&fps=30");
-  EXPECT_EQ(c.live.overflow, depthmask::Overflow::DropOldest);
+  EXPECT_EQ(c.live.overflow, depthmask::Overflow::Auto);
   EXPECT_EQ(c.live.buffers, 4);
   EXPECT_EQ(c.live.output_every, 0);
   EXPECT_EQ(c.live.publish, "");
@@ -994,7 +994,7 @@ TEST_F(ConfigFile, LiveServeKeys) {
 TEST_F(ConfigFile, LiveErrorsNameTheKeyAndTheAllowedValues) {
   std::string m = error_of_sets({"live.overflow=newest"});
   EXPECT_TRUE(Contains(m, "live.overflow"));
-  EXPECT_TRUE(Contains(m, "drop_oldest, block"));
+  EXPECT_TRUE(Contains(m, "auto, drop_oldest, block"));
   m = error_of_sets({"live.buffers=1"});
   EXPECT_TRUE(Contains(m, "live.buffers"));
   EXPECT_TRUE(Contains(m, "[2, 64]"));

@@ -91,7 +91,7 @@ TEST(EnumNames, EveryConfigurationEnumRoundTrips) {
       dm::parse_registration_mode);
   expect_round_trip({dm::DistortionModel::None, dm::DistortionModel::InverseBrownConrady}, dm::parse_distortion_model);
   expect_round_trip({dm::OutputLayout::Flat, dm::OutputLayout::Mirror}, dm::parse_output_layout);
-  expect_round_trip({dm::Overflow::DropOldest, dm::Overflow::Block}, dm::parse_overflow);
+  expect_round_trip({dm::Overflow::Auto, dm::Overflow::DropOldest, dm::Overflow::Block}, dm::parse_overflow);
   EXPECT_EQ(dm::to_string(InputLayout::SevenScenes), "7scenes");
   EXPECT_EQ(dm::allowed_backend_kinds(), "auto, copy, zero_copy, managed, cpu");
 }

@@ -412,10 +412,13 @@ constexpr size_t kMaxIdat = kLibpngMaxChunk;
 
 namespace {
 
+// PNG colour types (IHDR): greyscale, truecolour (RGB).
+constexpr uint8_t kGrey = 0, kRgb = 2;
+
 // Deflates scratch.filtered (rows of a filter byte + the row's bytes) and wraps it in IHDR, IDATs and
 // IEND.
-std::vector<uint8_t> finish_grey_png(EncodeScratch& scratch, size_t filtered_size, int rows, int cols,
-                                     uint8_t bit_depth) {
+std::vector<uint8_t> finish_png(EncodeScratch& scratch, size_t filtered_size, int rows, int cols, uint8_t bit_depth,
+                                uint8_t color_type) {
   const uint8_t* f = scratch.filtered.data();
   libdeflate_compressor* c = compressor_of(scratch, kEncodeLevel);
   const size_t bound = libdeflate_zlib_compress_bound(c, filtered_size);
@@ -431,7 +434,7 @@ std::vector<uint8_t> finish_grey_png(EncodeScratch& scratch, size_t filtered_siz
   put_be32(ihdr, static_cast<uint32_t>(cols));
   put_be32(ihdr + 4, static_cast<uint32_t>(rows));
   ihdr[8] = bit_depth;
-  ihdr[9] = 0;                         // greyscale
+  ihdr[9] = color_type;
   ihdr[10] = ihdr[11] = ihdr[12] = 0;  // deflate, adaptive filtering, not interlaced
   append_chunk(png, "IHDR", ihdr, sizeof ihdr);
   for (size_t at = 0; at < z_size; at += kMaxIdat)
@@ -440,18 +443,26 @@ std::vector<uint8_t> finish_grey_png(EncodeScratch& scratch, size_t filtered_siz
   return png;
 }
 
+// What every encoder checks of its image (rows of row_bytes, stride_bytes apart), and the filtered
+// rows' buffer sized for it: a filter byte and row_bytes a row.
+uint8_t* start_encode(EncodeScratch& scratch, const char* fn, const void* px, int rows, int cols, size_t row_bytes,
+                      size_t stride_bytes, size_t sample_bytes) {
+  DM_EXPECT(px != nullptr && rows > 0 && cols > 0, std::invalid_argument,
+            fn << ": expected a non-empty image, got " << cols << "x" << rows);
+  DM_EXPECT(stride_bytes >= row_bytes && stride_bytes % sample_bytes == 0, std::invalid_argument,
+            fn << ": a stride of " << stride_bytes << " bytes for rows of " << row_bytes << " bytes");
+  const size_t filtered_size = static_cast<size_t>(rows) * (row_bytes + 1);
+  if (scratch.filtered.size() < filtered_size) scratch.filtered.resize(filtered_size);
+  return scratch.filtered.data();
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_png_grey16(const uint16_t* px, int rows, int cols, size_t stride_bytes) {
-  DM_EXPECT(px != nullptr && rows > 0 && cols > 0, std::invalid_argument,
-            "encode_png_grey16: expected a non-empty image, got " << cols << "x" << rows);
-  const size_t row_bytes = 2 * static_cast<size_t>(cols);
-  DM_EXPECT(stride_bytes >= row_bytes && stride_bytes % 2 == 0, std::invalid_argument,
-            "encode_png_grey16: a stride of " << stride_bytes << " bytes for rows of " << row_bytes << " bytes");
   thread_local EncodeScratch scratch;
+  const size_t row_bytes = 2 * static_cast<size_t>(cols);
+  uint8_t* f = start_encode(scratch, "encode_png_grey16", px, rows, cols, row_bytes, stride_bytes, 2);
   const size_t filtered_size = static_cast<size_t>(rows) * (row_bytes + 1);
-  if (scratch.filtered.size() < filtered_size) scratch.filtered.resize(filtered_size);
-  uint8_t* f = scratch.filtered.data();
   const auto* base = reinterpret_cast<const uint8_t*>(px);
   for (int y = 0; y < rows; ++y) {
     uint8_t* row = f + static_cast<size_t>(y) * (row_bytes + 1);
@@ -466,25 +477,46 @@ std::vector<uint8_t> encode_png_grey16(const uint16_t* px, int rows, int cols, s
     }
   }
 
-  return finish_grey_png(scratch, filtered_size, rows, cols, 16);
+  return finish_png(scratch, filtered_size, rows, cols, 16, kGrey);
 }
 
 std::vector<uint8_t> encode_png_grey8(const uint8_t* px, int rows, int cols, size_t stride_bytes) {
-  DM_EXPECT(px != nullptr && rows > 0 && cols > 0, std::invalid_argument,
-            "encode_png_grey8: expected a non-empty image, got " << cols << "x" << rows);
-  const size_t row_bytes = static_cast<size_t>(cols);
-  DM_EXPECT(stride_bytes >= row_bytes, std::invalid_argument,
-            "encode_png_grey8: a stride of " << stride_bytes << " bytes for rows of " << row_bytes << " bytes");
   thread_local EncodeScratch scratch;
+  const size_t row_bytes = static_cast<size_t>(cols);
+  uint8_t* f = start_encode(scratch, "encode_png_grey8", px, rows, cols, row_bytes, stride_bytes, 1);
   const size_t filtered_size = static_cast<size_t>(rows) * (row_bytes + 1);
-  if (scratch.filtered.size() < filtered_size) scratch.filtered.resize(filtered_size);
   // Filter None: the planes this writes (the reason codes) are long runs, which deflate takes as they are.
   for (int y = 0; y < rows; ++y) {
-    uint8_t* row = scratch.filtered.data() + static_cast<size_t>(y) * (row_bytes + 1);
+    uint8_t* row = f + static_cast<size_t>(y) * (row_bytes + 1);
     row[0] = 0;
     std::memcpy(row + 1, px + static_cast<size_t>(y) * stride_bytes, row_bytes);
   }
-  return finish_grey_png(scratch, filtered_size, rows, cols, 8);
+  return finish_png(scratch, filtered_size, rows, cols, 8, kGrey);
+}
+
+std::vector<uint8_t> encode_png_bgr8(const uint8_t* px, int rows, int cols, size_t stride_bytes) {
+  thread_local EncodeScratch scratch;
+  const size_t row_bytes = 3 * static_cast<size_t>(cols);
+  uint8_t* f = start_encode(scratch, "encode_png_bgr8", px, rows, cols, row_bytes, stride_bytes, 1);
+  const size_t filtered_size = static_cast<size_t>(rows) * (row_bytes + 1);
+  // BGR to PNG's RGB, and the Sub filter (each byte minus the same channel's to its left): on the
+  // preview of a real capture it made the smallest files at libdeflate's fastest level, no slower
+  // (docs/PERFORMANCE.md, "The preview PNG").
+  for (int y = 0; y < rows; ++y) {
+    uint8_t* __restrict out = f + static_cast<size_t>(y) * (row_bytes + 1);
+    const uint8_t* __restrict cur = px + static_cast<size_t>(y) * stride_bytes;
+    out[0] = 1;
+    ++out;
+    out[0] = cur[2];
+    out[1] = cur[1];
+    out[2] = cur[0];
+    for (size_t i = 3; i < row_bytes; i += 3) {
+      out[i] = static_cast<uint8_t>(cur[i + 2] - cur[i - 1]);
+      out[i + 1] = static_cast<uint8_t>(cur[i + 1] - cur[i - 2]);
+      out[i + 2] = static_cast<uint8_t>(cur[i] - cur[i - 3]);
+    }
+  }
+  return finish_png(scratch, filtered_size, rows, cols, 8, kRgb);
 }
 
 }  // namespace depthmask::detail

@@ -34,7 +34,8 @@ inline constexpr EnumName<DistortionModel> kDistortionModels[] = {
     {DistortionModel::None, "none"}, {DistortionModel::InverseBrownConrady, "inverse_brown_conrady"}};
 inline constexpr EnumName<OutputLayout> kOutputLayouts[] = {{OutputLayout::Flat, "flat"},
                                                             {OutputLayout::Mirror, "mirror"}};
-inline constexpr EnumName<Overflow> kOverflows[] = {{Overflow::DropOldest, "drop_oldest"}, {Overflow::Block, "block"}};
+inline constexpr EnumName<Overflow> kOverflows[] = {
+    {Overflow::Auto, "auto"}, {Overflow::DropOldest, "drop_oldest"}, {Overflow::Block, "block"}};
 
 // Named depth scales (metres per raw unit), the words depth.scale takes besides a number.
 struct ScalePreset {

@@ -98,6 +98,8 @@ std::string settings_yaml(const Config& c) {
   // Every key outside the hash at its default (output.dir at "."), as manifests of format 1 hashed it.
   Config baseline;
   baseline.output.dir = ".";
+  // live.overflow's default was drop_oldest then (auto came later): the text keeps that word.
+  baseline.live.overflow = Overflow::DropOldest;
   Config n = c;
   for (const Key* k : detail::value_keys())
     if (!k->hashed) k->copy(n, baseline);

@@ -296,6 +296,9 @@ class ReplaySource final : public LiveSource {
 
   uint64_t unpaired() const override { return unpaired_; }
 
+  // Unpaced (fps=0, no recorded timestamps followed): the frames are files, nothing is lost by waiting.
+  bool can_wait() const override { return !timed_ && fps_ <= 0; }
+
   std::string describe() const override {
     std::ostringstream os;
     os << "replay of '" << config_.input.root.string() << "'" << (loop_ ? " looped" : "") << ", " << pacing();

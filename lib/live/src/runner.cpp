@@ -20,6 +20,7 @@
 #include "depthmask/errors.h"
 #include "depthmask/frame_writer.h"
 #include "depthmask/live_server.h"
+#include "failure_log.h"
 #include "fixed_size.h"
 #include "live_masks.h"
 #include "preview.h"
@@ -45,35 +46,6 @@ struct Item {
   cv::Mat combined;  // reused: the frame's mask test AND the static mask
 };
 using Ring = detail::Ring<Item>;
-
-// A frame's failure, classified as the batch classifies it (classify_frame_failure): logged (the
-// first few, then every 100th) and counted by the caller; out of memory gives back what the frame's
-// slot (and the writer) grew. A sticky device error instead becomes the run's fatal error.
-class FailureLog {
- public:
-  explicit FailureLog(MemoryBackend& b) : backend_(b) {}
-  // Returns the fatal error to stop the run with, or null when the run goes on.
-  std::exception_ptr frame_failed(const CapturedFrame& meta, const char* stage, const std::exception_ptr& e,
-                                  FrameSlot& slot, FrameWriter* writer = nullptr) {
-    const detail::ClassifiedFailure v = detail::classify_frame_failure(e, backend_, "live frame " + meta.id);
-    if (v.fatal) return v.fatal;
-    if (v.out_of_memory) {
-      slot.release_buffers();
-      if (writer) writer->release_buffers();
-    }
-    if (v.failure == Failure::Resource) ++resource_;
-    const uint64_t n = ++count_;
-    if (n <= 5 || n % 100 == 0)
-      detail::log().error("live frame {} ({}, {}): {}{}", meta.id, stage, to_string(v.failure), v.message,
-                          n == 5 ? " (further failures: every 100th)" : "");
-    return nullptr;
-  }
-  uint64_t resource() const { return resource_.load(); }
-
- private:
-  MemoryBackend& backend_;
-  std::atomic<uint64_t> count_{0}, resource_{0};
-};
 
 class Runner {
  public:
@@ -143,8 +115,9 @@ class Runner {
     source_.open();
     unpaired_seen_ = source_.unpaired();
     s_.source = source_.describe();
+    s_.overflow = resolve_overflow(c_.live.overflow, source_);
     detail::log().info("live: {} → {} frame slot(s) on {}, overflow {}", s_.source, c_.live.buffers,
-                       to_string(backend_.kind()), to_string(c_.live.overflow));
+                       to_string(backend_.kind()), s_.overflow.reason);
     t0_ = Clock::now();
     std::thread capture([this] { guarded([this] { capture_loop(); }); });
     std::thread mask([this] { guarded([this] { mask_loop(); }); });
@@ -296,7 +269,7 @@ class Runner {
         free_.pop_back();
         return it;
       }
-      if (c_.live.overflow == Overflow::DropOldest) {
+      if (s_.overflow.policy == Overflow::DropOldest) {
         // The frames waiting for the output are older than those waiting for the mask.
         Ring& q = !out_q_.empty() ? out_q_ : mask_q_;
         if (!q.empty()) {
@@ -584,7 +557,7 @@ class Runner {
   std::exception_ptr fatal_;
   LiveSummary s_, last_;
   LatencyHistogram total_latency_, interval_latency_;
-  FailureLog failures_;
+  detail::FailureLog failures_;
   Clock::time_point t0_;
 };
 

@@ -36,8 +36,9 @@ enum class DepthEncoding { Plain, Apc };
 enum class RegistrationMode { Auto, None, Resample, Reproject };
 /// output.layout: flat (`<dir>/<id>`) or mirror (the input's folders and file names).
 enum class OutputLayout { Flat, Mirror };
-/// live.overflow: what capture does when every frame slot is busy.
-enum class Overflow { DropOldest, Block };
+/// live.overflow: what capture does when every frame slot is busy; Auto: Block for a source that can
+/// wait (an unpaced replay, LiveSource::can_wait), DropOldest otherwise (resolve_overflow).
+enum class Overflow { Auto, DropOldest, Block };
 
 // to_string gives the YAML word of a value; parse_* the value of a word, nullopt when the word is not
 // one of the allowed values.
@@ -204,8 +205,9 @@ struct LiveMaskConfig {
 struct LiveConfig {
   std::string source = "synthetic://?size=640x480&fps=30";  ///< a source URI (live.h)
   /// drop_oldest: a new frame takes the slot of the oldest frame still waiting (counted as a drop);
-  /// block: capture waits for a free slot (nothing dropped, the source backs up).
-  Overflow overflow = Overflow::DropOldest;
+  /// block: capture waits for a free slot (nothing dropped, the source backs up); auto: block for a
+  /// source that can wait (replay:// at fps=0), drop_oldest for cameras and paced replays.
+  Overflow overflow = Overflow::Auto;
   int buffers = 4;       ///< frame slots in the pool, made up front (2..64)
   int output_every = 0;  ///< write every Nth frame to output.dir as `run` does; 0 = never
   /// Where every frame is published, comma separated: ZeroMQ endpoints (tcp://127.0.0.1:5555) and

@@ -67,6 +67,10 @@ class LiveSource {
   // Frames of separate streams (depth, color, mask) dropped because a partner had no frame within
   // live.sync.tolerance_ms (StreamPairer), since the source was made; 0 for single-stream sources.
   virtual uint64_t unpaired() const { return 0; }
+  // Whether the source holds its frames until read() asks for them, losing none by waiting (a replay
+  // not paced to a clock: fps=0): live.overflow auto then blocks capture instead of dropping. False
+  // for cameras and paced sources, whose frames come on their own time. Valid after open().
+  virtual bool can_wait() const { return false; }
   // One line for logs: what the source is.
   virtual std::string describe() const = 0;
 };

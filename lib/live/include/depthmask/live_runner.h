@@ -7,7 +7,8 @@
 // goes back to the pool). The pool holds live.buffers slots made up front, so memory is bounded and
 // a run of same-sized frames allocates nothing after its first frames. When no slot is free,
 // live.overflow decides: drop_oldest takes the slot of the oldest frame still waiting in a queue
-// (counted as a drop), block makes capture wait.
+// (counted as a drop), block makes capture wait; auto is resolved once, after the source opened
+// (resolve_overflow).
 //
 // live.mask adds masks to the frames' own, AND-ed: a static image (nonzero = keep) and a depth band
 // (the rule's depth range narrowed to it). A frame with its own mask and a static mask is masked by
@@ -45,6 +46,17 @@ struct LatencyStats {
   uint64_t p50_us = 0, p99_us = 0, max_us = 0;
 };
 
+// The overflow policy a run applies, and why (for the start log line and the summary).
+struct OverflowChoice {
+  Overflow policy = Overflow::DropOldest;  // DropOldest or Block, never Auto
+  std::string reason;                      // "auto → block: an unpaced replay waits"
+};
+
+// live.overflow as a run applies it: an explicit value as it is; auto → block for a source that can
+// wait (LiveSource::can_wait: an unpaced replay, which loses frames otherwise), drop_oldest for
+// cameras and paced sources (a frame that waits ages; the newest matters).
+OverflowChoice resolve_overflow(Overflow configured, const LiveSource& source);
+
 struct LiveSummary {
   uint64_t captured = 0;         // frames read from the source
   uint64_t processed = 0;        // masked and handed to every output without error
@@ -62,8 +74,9 @@ struct LiveSummary {
   bool interrupted = false;   // the stop flag ended the run
   bool source_ended = false;  // a finite source ran out
   BackendKind backend = BackendKind::Cpu;
-  std::string source;    // LiveSource::describe()
-  ServeCounters served;  // live.serve: clients, messages sent, dropped for clients, clients closed
+  std::string source;       // LiveSource::describe()
+  OverflowChoice overflow;  // the policy applied (live.overflow resolved) and why
+  ServeCounters served;     // live.serve: clients, messages sent, dropped for clients, clients closed
 
   double fps() const { return seconds > 0 ? static_cast<double>(processed) / seconds : 0.0; }
 };

@@ -78,5 +78,9 @@ std::vector<uint8_t> encode_png_grey16(const uint16_t* px, int rows, int cols, s
 // An 8-bit greyscale PNG of rows x cols pixels (filter None, libdeflate level 1): the reason output.
 // Throws as encode_png_grey16.
 std::vector<uint8_t> encode_png_grey8(const uint8_t* px, int rows, int cols, size_t stride_bytes);
+// An 8-bit truecolour PNG of rows x cols BGR pixels (OpenCV's order; written as PNG's RGB), filter Sub,
+// libdeflate level 1: the preview ({id}.preview.png; docs/PERFORMANCE.md compares it with
+// cv::imencode). Throws as encode_png_grey16.
+std::vector<uint8_t> encode_png_bgr8(const uint8_t* px, int rows, int cols, size_t stride_bytes);
 
 }  // namespace depthmask::detail
