@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <thread>
 
@@ -21,6 +20,7 @@
 #include "depthmask/detail/ros2_subscriber.h"
 #include "depthmask/errors.h"
 #include "depthmask/kernels/backproject.h"
+#include "depthmask/live.h"
 #include "depthmask/ros_msgs.h"
 
 namespace depthmask {
@@ -181,10 +181,36 @@ TEST_F(Fixture, PointsFollowThePlyRule) {
   const double k[9] = {615.19519, 0, 298.442688, 0, 615.195251, 247.519196, 0, 0, 1};
   const ros::PointCloud2 pc = detail::depth_to_points(z, k, ros::Header{}, 7.0f);
   const auto* p = reinterpret_cast<const float*>(pc.data.data());
-  EXPECT_TRUE(std::isnan(p[3 * 4]));
+  EXPECT_TRUE(std::isnan(p[size_t{3} * 4]));
   float want[3];
   backproject_pixel(2, 1, 1.37f, 7.0f, make_pinhole(k[0], k[4], k[2], k[5]), want);
-  EXPECT_EQ(std::memcmp(p + 3 * 5, want, sizeof want), 0);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(p[size_t{3} * 5 + i], want[i]) << "coordinate " << i;  // exact, not near
+}
+
+// A stop reaches a ros2:// source waiting on a silent topic within its 100 ms poll, not at the 3 s
+// stall (the runner calls interrupt() when the run stops); later reads return at once.
+TEST_F(Fixture, InterruptEndsAReadOnASilentTopic) {
+  const std::string uri = "ros2:///t/silent?domain=" + std::to_string(test_domain()) + "&config=loopback";
+  auto src = make_live_source(parse_source_uri(uri), config);
+  src->open();
+  CapturedFrame f;
+  std::atomic<int> result{-1};  // 0: read() returned false, 1: a frame, 2: it threw (the stall)
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread reader([&] {
+    try {
+      result = src->read(f) ? 1 : 0;
+    } catch (const InputError&) {
+      result = 2;
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(200));
+  const double slept = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  src->interrupt();
+  reader.join();
+  if (slept >= 2.5)
+    GTEST_SKIP() << "this machine took " << slept << " s to run a 200 ms sleep: the 3 s stall may come first";
+  EXPECT_EQ(result, 0) << "0: read() ended by interrupt(); 2: it waited for the 3 s stall";
+  EXPECT_FALSE(src->read(f));
 }
 
 }  // namespace

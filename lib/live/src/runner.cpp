@@ -229,6 +229,10 @@ class Runner {
         stopping_ = true;
         cv_.notify_all();
       }
+      if (stopping_ && !source_interrupted_) {  // wake a read() waiting on a silent source
+        source_interrupted_ = true;
+        source_.interrupt();
+      }
       if (stats_on && now >= next_stats) {
         LiveStats st;
         st.seconds = std::chrono::duration<double>(now - last_stats).count();
@@ -319,6 +323,7 @@ class Runner {
       try {
         got = source_.read(frame);
       } catch (const std::exception& e) {
+        if (stopping_now()) break;  // the read was interrupted by the stop
         {
           std::lock_guard<std::mutex> lock(m_);
           ++s_.source_errors;
@@ -328,6 +333,7 @@ class Runner {
         continue;
       }
       count_unpaired();
+      if (!got && stopping_now()) break;  // interrupted by the stop, not the stream's end
       if (!got) {
         std::lock_guard<std::mutex> lock(m_);
         s_.source_ended = true;
@@ -578,8 +584,9 @@ class Runner {
   std::condition_variable cv_;
   std::vector<Item*> free_;
   Ring mask_q_, out_q_;
-  bool stopping_ = false;  // capture stops; frames in flight finish
-  bool abort_ = false;     // a fatal error: everything stops now
+  bool stopping_ = false;            // capture stops; frames in flight finish
+  bool source_interrupted_ = false;  // LiveSource::interrupt() called (supervise)
+  bool abort_ = false;               // a fatal error: everything stops now
   bool capture_done_ = false, mask_done_ = false, output_done_ = false;
   std::exception_ptr fatal_;
   LiveSummary s_, last_;
