@@ -13,6 +13,8 @@
 //       (sensor_data or default), subscribes to /depthmask/depth, /mask, /reason, /points and
 //       /camera_info, and checks that every frame comes back on each, equal bit for bit to what
 //       `depthmask run` wrote in EXPECT for the same frame (peer_expect.h), with the depth's header.
+//   dds_peer latency DOMAIN QOS WIDTH HEIGHT ENCODING FRAMES SUBSCRIBE
+//       the benchmark's side (peer_latency.cpp, bench/ros2_latency.sh).
 // Exit 0 when everything matched, 1 with what differed, 2 on a usage or setup error.
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastrtps/utils/IPLocator.h>
@@ -365,6 +367,9 @@ int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "prepare" && argc == 4) return peer::prepare(argv[2], argv[3]);
+    if (mode == "latency" && argc == 9)
+      return peer::latency(std::atoi(argv[2]), std::string(argv[3]) == "sensor_data", std::atoi(argv[4]),
+                           std::atoi(argv[5]), argv[6], std::atoi(argv[7]), std::string(argv[8]) == "1");
     if (mode == "exchange" && argc == 7)
       return Exchange(argv[2], std::string(argv[4]) == "sensor_data", argv[5], argv[6]).run(std::atoi(argv[3]));
   } catch (const std::exception& e) {
@@ -373,6 +378,6 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: dds_peer prepare DATA DIR | dds_peer exchange DATA DOMAIN sensor_data|default 16UC1|32FC1 "
-               "EXPECT_DIR\n");
+               "EXPECT_DIR | dds_peer latency DOMAIN QOS WIDTH HEIGHT 16UC1|32FC1 FRAMES SUBSCRIBE(0|1)\n");
   return 2;
 }

@@ -24,4 +24,8 @@ void set_qos(fdds::DataReaderQos& r, bool sensor);
 /// writers, `writer` (the GID /depthmask/depth came from); else what is missing. Waits up to 5 s.
 std::string check_graph(fdds::DataReader* graph_r, const fdds::InstanceHandle_t& writer);
 
+/// The latency benchmark's side (peer_latency.cpp): FRAMES synthetic WIDTHxHEIGHT depth frames at 30 Hz,
+/// the time to each /depthmask/depth (with `subscribe`), p50/p99 printed. 0, or 1/2 on a failure.
+int latency(int domain, bool sensor, int w, int h, const std::string& enc, int frames, bool subscribe);
+
 }  // namespace peer
