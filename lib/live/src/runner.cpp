@@ -229,10 +229,7 @@ class Runner {
         stopping_ = true;
         cv_.notify_all();
       }
-      if (stopping_ && !source_interrupted_) {  // wake a read() waiting on a silent source
-        source_interrupted_ = true;
-        source_.interrupt();
-      }
+      if (stopping_) source_.interrupt();  // wakes a read() waiting on a silent source (idempotent)
       if (stats_on && now >= next_stats) {
         LiveStats st;
         st.seconds = std::chrono::duration<double>(now - last_stats).count();
@@ -323,7 +320,6 @@ class Runner {
       try {
         got = source_.read(frame);
       } catch (const std::exception& e) {
-        if (stopping_now()) break;  // the read was interrupted by the stop
         {
           std::lock_guard<std::mutex> lock(m_);
           ++s_.source_errors;
@@ -333,9 +329,9 @@ class Runner {
         continue;
       }
       count_unpaired();
-      if (!got && stopping_now()) break;  // interrupted by the stop, not the stream's end
       if (!got) {
         std::lock_guard<std::mutex> lock(m_);
+        if (stopping_) break;  // interrupted by the stop (LiveSource::interrupt), not the stream's end
         s_.source_ended = true;
         detail::log().info("live: the source ended after {} frame(s)", s_.captured);
         break;
@@ -353,10 +349,7 @@ class Runner {
       it->meta.captured = frame.captured;
       it->meta.header = frame.header;  // ros2:// sources: published with the frame
       it->meta.camera_info = frame.camera_info;
-      if (frame.id.empty())
-        it->meta.id = std::to_string(frame.sequence);
-      else
-        it->meta.id = frame.id;
+      it->meta.id = frame.id.empty() ? std::to_string(frame.sequence) : frame.id;
       it->failed = false;
       it->latency_us = 0;
       try {
@@ -584,9 +577,8 @@ class Runner {
   std::condition_variable cv_;
   std::vector<Item*> free_;
   Ring mask_q_, out_q_;
-  bool stopping_ = false;            // capture stops; frames in flight finish
-  bool source_interrupted_ = false;  // LiveSource::interrupt() called (supervise)
-  bool abort_ = false;               // a fatal error: everything stops now
+  bool stopping_ = false;  // capture stops; frames in flight finish
+  bool abort_ = false;     // a fatal error: everything stops now
   bool capture_done_ = false, mask_done_ = false, output_done_ = false;
   std::exception_ptr fatal_;
   LiveSummary s_, last_;
