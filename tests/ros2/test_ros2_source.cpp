@@ -19,6 +19,8 @@
 #include "depthmask/detail/ros2_publisher.h"
 #include "depthmask/detail/ros2_subscriber.h"
 #include "depthmask/errors.h"
+#include "depthmask/kernels/backproject.h"
+#include "depthmask/live.h"
 #include "depthmask/ros_msgs.h"
 
 namespace depthmask {
@@ -169,6 +171,46 @@ TEST_F(Fixture, PointsBackProjectThroughK) {
   EXPECT_TRUE(std::isnan(p[0]));
   EXPECT_FLOAT_EQ(p[3 * 5 + 0], 0.02f);  // u=2, v=1: (2-1)*2/100
   EXPECT_FLOAT_EQ(p[3 * 5 + 2], 2.0f);
+}
+
+// The PLY output's rule, bit for bit (the Fast-DDS peer compares whole frames against {id}.ply), and
+// a pixel holding output.invalid is no point.
+TEST_F(Fixture, PointsFollowThePlyRule) {
+  cv::Mat z(2, 3, CV_32FC1, cv::Scalar(1.37f));
+  z.at<float>(1, 1) = 7.0f;
+  const double k[9] = {615.19519, 0, 298.442688, 0, 615.195251, 247.519196, 0, 0, 1};
+  const ros::PointCloud2 pc = detail::depth_to_points(z, k, ros::Header{}, 7.0f);
+  const auto* p = reinterpret_cast<const float*>(pc.data.data());
+  EXPECT_TRUE(std::isnan(p[size_t{3} * 4]));
+  float want[3];
+  backproject_pixel(2, 1, 1.37f, 7.0f, make_pinhole(k[0], k[4], k[2], k[5]), want);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(p[size_t{3} * 5 + i], want[i]) << "coordinate " << i;  // exact, not near
+}
+
+// A stop reaches a ros2:// source waiting on a silent topic within its 100 ms poll, not at the 3 s
+// stall (the runner calls interrupt() when the run stops); later reads return at once.
+TEST_F(Fixture, InterruptEndsAReadOnASilentTopic) {
+  const std::string uri = "ros2:///t/silent?domain=" + std::to_string(test_domain()) + "&config=loopback";
+  auto src = make_live_source(parse_source_uri(uri), config);
+  src->open();
+  CapturedFrame f;
+  std::atomic<int> result{-1};  // 0: read() returned false, 1: a frame, 2: it threw (the stall)
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread reader([&] {
+    try {
+      result = src->read(f) ? 1 : 0;
+    } catch (const InputError&) {
+      result = 2;
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(200));
+  const double slept = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  src->interrupt();
+  reader.join();
+  if (slept >= 2.5)
+    GTEST_SKIP() << "this machine took " << slept << " s to run a 200 ms sleep: the 3 s stall may come first";
+  EXPECT_EQ(result, 0) << "0: read() ended by interrupt(); 2: it waited for the 3 s stall";
+  EXPECT_FALSE(src->read(f));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // disconnected (InputError): the runner reopens it with its back-off, as it does a camera that stops.
 #include "ros2_live.h"
 
+#include <atomic>
 #include <sstream>
 
 #include "depthmask/errors.h"
@@ -88,9 +89,12 @@ class Ros2Source final : public LiveSource {
 
   bool read(CapturedFrame& frame) override {
     Ros2Frame f;
-    while (!sub_.next(f, std::chrono::milliseconds(200)))
+    // The wait is in short steps: a stop (interrupt()) takes effect within one.
+    while (!sub_.next(f, std::chrono::milliseconds(100))) {
+      if (interrupted_) return false;
       if (sub_.silent_for() > kStall)
         throw InputError(sub_.describe() + ": no depth message for " + std::to_string(kStall.count()) + " s");
+    }
     frame.depth = std::move(f.depth);
     frame.mask = std::move(f.mask);
     frame.color = std::move(f.color);
@@ -103,12 +107,14 @@ class Ros2Source final : public LiveSource {
     return true;
   }
 
+  void interrupt() override { interrupted_ = true; }
   uint64_t unpaired() const override { return sub_.unpaired(); }
   std::string describe() const override { return sub_.describe(); }
 
  private:
   SourceUri uri_;
   Ros2Subscriber sub_;
+  std::atomic<bool> interrupted_{false};
   uint64_t sequence_ = 0;
 };
 

@@ -202,6 +202,7 @@ class Runner {
         stopping_ = true;
         cv_.notify_all();
       }
+      if (stopping_) source_.interrupt();  // wakes a read() waiting on a silent source (idempotent)
       if (stats_on && now >= next_stats) {
         LiveStats st;
         st.seconds = std::chrono::duration<double>(now - last_stats).count();
@@ -303,6 +304,7 @@ class Runner {
       count_unpaired();
       if (!got) {
         std::lock_guard<std::mutex> lock(m_);
+        if (stopping_) break;  // interrupted by the stop (LiveSource::interrupt), not the stream's end
         s_.source_ended = true;
         detail::log().info("live: the source ended after {} frame(s)", s_.captured);
         break;
@@ -320,10 +322,7 @@ class Runner {
       it->meta.captured = frame.captured;
       it->meta.header = frame.header;  // ros2:// sources: published with the frame
       it->meta.camera_info = frame.camera_info;
-      if (frame.id.empty())
-        it->meta.id = std::to_string(frame.sequence);
-      else
-        it->meta.id = frame.id;
+      it->meta.id = frame.id.empty() ? std::to_string(frame.sequence) : frame.id;
       it->failed = false;
       it->latency_us = 0;
       try {

@@ -6,6 +6,7 @@
 
 #include "depthmask/cdr.h"
 #include "depthmask/errors.h"
+#include "depthmask/kernels/backproject.h"
 #include "depthmask/ros_image.h"
 
 namespace depthmask::detail {
@@ -62,7 +63,7 @@ ros::CameraInfo info_of(const Intrinsics& k, int width, int height, const ros::H
 
 }  // namespace
 
-ros::PointCloud2 depth_to_points(const cv::Mat& metres, const double k[9], const ros::Header& header) {
+ros::PointCloud2 depth_to_points(const cv::Mat& metres, const double k[9], const ros::Header& header, float invalid) {
   DM_EXPECT(metres.type() == CV_32FC1, std::logic_error, "depth_to_points needs CV_32FC1");
   ros::PointCloud2 pc;
   pc.header = header;
@@ -73,19 +74,16 @@ ros::PointCloud2 depth_to_points(const cv::Mat& metres, const double k[9], const
   pc.row_step = 12 * pc.width;
   pc.data.resize(static_cast<size_t>(pc.row_step) * pc.height);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const double fx = k[0], fy = k[4], cx = k[2], cy = k[5];
+  // The PLY output's rule (kernels/backproject.h), so a kept pixel's point equals its PLY vertex bit for bit.
+  const Pinhole pin = make_pinhole(k[0], k[4], k[2], k[5]);
   auto* out = reinterpret_cast<float*>(pc.data.data());
   for (int v = 0; v < metres.rows; ++v) {
     const float* z = metres.ptr<float>(v);
     for (int u = 0; u < metres.cols; ++u, out += 3) {
-      const float d = z[u];
-      if (!std::isfinite(d) || d <= 0) {
+      if (depth_kept(z[u], invalid))
+        backproject_pixel(u, v, z[u], invalid, pin, out);
+      else
         out[0] = out[1] = out[2] = nan;
-        continue;
-      }
-      out[0] = static_cast<float>((u - cx) * d / fx);
-      out[1] = static_cast<float>((v - cy) * d / fy);
-      out[2] = d;
     }
   }
   return pc;
@@ -145,7 +143,7 @@ bool Ros2Publisher::publish(const ros::Header& header, const ros::CameraInfo* in
     any = true;
   }
   if (m.points && m.points->matched() && info) {
-    m.points->write(shared(ros::encode(depth_to_points(out, info->k, header))));
+    m.points->write(shared(ros::encode(depth_to_points(out, info->k, header, m.invalid))));
     any = true;
   }
   return any;

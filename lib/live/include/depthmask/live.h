@@ -64,6 +64,10 @@ class LiveSource {
   // reuses: they hold until the next read() (a caller that keeps them longer gets them untouched only
   // where the source says so; replay does).
   virtual bool read(CapturedFrame& frame) = 0;
+  // Called from another thread when the run stops: a read() waiting for a frame returns soon after
+  // (false, or a frame that already arrived), and every later read() does too. Sources whose read()
+  // cannot wait long (a paced replay, a camera that delivers at its rate) keep the default.
+  virtual void interrupt() {}
   // Frames of separate streams (depth, color, mask) dropped because a partner had no frame within
   // live.sync.tolerance_ms (StreamPairer), since the source was made; 0 for single-stream sources.
   virtual uint64_t unpaired() const { return 0; }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,8 +53,10 @@ class Ros2Publisher {
   std::unique_ptr<Impl> impl_;
 };
 
-/// An organised PointCloud2 (x, y, z float32, NaN where `metres` is not finite or 0) of CV_32FC1
-/// `metres` through the pinhole `k` (fx 0 cx; 0 fy cy; 0 0 1).
-ros::PointCloud2 depth_to_points(const cv::Mat& metres, const double k[9], const ros::Header& header);
+/// An organised PointCloud2 (x, y, z float32, NaN where a pixel is not kept: not finite, <= 0 or
+/// `invalid`) of CV_32FC1 `metres` through the pinhole `k` (fx 0 cx; 0 fy cy; 0 0 1), by the PLY
+/// output's rule (kernels/backproject.h): a kept pixel's point equals its PLY vertex bit for bit.
+ros::PointCloud2 depth_to_points(const cv::Mat& metres, const double k[9], const ros::Header& header,
+                                 float invalid = std::numeric_limits<float>::quiet_NaN());
 
 }  // namespace depthmask::detail
