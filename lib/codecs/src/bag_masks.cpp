@@ -13,9 +13,10 @@ cv::Mat unite_bag_masks(const BagFrame& b, const MaskParams& params, size_t max_
     check_mask_type(one, describe_message(*b.bag, m));
     if (mask.empty()) mask = cv::Mat::zeros(one.size(), CV_8UC1);
     DM_EXPECT(one.size() == mask.size(), InputError,
-              describe_message(*b.bag, m) << " is " << one.cols << "x" << one.rows << " but "
-                                          << describe_message(*b.bag, b.masks.front()) << " is " << mask.cols << "x"
-                                          << mask.rows << "; expected every mask topic of a frame to have the same size");
+              describe_message(*b.bag, m)
+                  << " is " << one.cols << "x" << one.rows << " but " << describe_message(*b.bag, b.masks.front())
+                  << " is " << mask.cols << "x" << mask.rows
+                  << "; expected every mask topic of a frame to have the same size");
     or_mask_tests(one, params, mask);
   }
   return mask;
