@@ -17,7 +17,10 @@ cxx="${SANITIZE_CXX:-$(command -v clang++-14 || command -v clang++)}"
 # runs its targets from this same build. -O1 keeps the tests quick; asserts stay on.
 cmake -S . -B "$dir" -G Ninja -DDEPTHMASK_CUDA=OFF -DDEPTHMASK_BUILD_BENCHMARKS=OFF -DDEPTHMASK_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
-cmake --build "$dir" -j "$jobs" --target depthmask depthmask_unit_tests depthmask_cli_tests depthmask_fuzz
+# With ROS 2 over DDS built in (DEPTHMASK_WITH_ROS2), the ros2:// source's own tests too.
+targets=(depthmask depthmask_unit_tests depthmask_cli_tests depthmask_fuzz)
+if ninja -C "$dir" -t targets all 2>/dev/null | grep '^depthmask_ros2_tests:' >/dev/null; then targets+=(depthmask_ros2_tests); fi
+cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
 
 supp="$PWD/scripts/sanitize.supp"
 # Reports go to files under $dir/sanitizer-reports, so one from a child process (the CLI tests run
@@ -34,7 +37,9 @@ status=0
 # Nor the Python tests (label python): they load libdepthmask.so into an uninstrumented interpreter,
 # which ASan refuses, and that library is not built here.
 # Nor the Node tests of the ROS bag checker (label js): no C++ runs in them (the host build runs them).
-ctest --test-dir "$dir" -j "$jobs" -LE 'gpu|leak|python|js' -E '^depthmask_gpu_tests_NOT_BUILT$' --output-on-failure --timeout 900 >"$dir/ctest.log" 2>&1 || status=1
+# Nor the Fast-DDS peer (ros2_dds_peer): a test tool of the host build only (issue 31), and Fast-DDS 2.9
+# itself trips ASan (a new-delete-type-mismatch in RTPSReader's destructor, libfastrtps.so.2.9).
+ctest --test-dir "$dir" -j "$jobs" -LE 'gpu|leak|python|js' -E '^(depthmask_gpu_tests_NOT_BUILT|ros2_dds_peer)$' --output-on-failure --timeout 900 >"$dir/ctest.log" 2>&1 || status=1
 if [ -n "$(ls -A "$reports")" ]; then
   for f in "$reports"/*; do echo "--- $f"; head -60 "$f"; done
   echo "sanitize: sanitizer reports (above, all in $reports)" >&2

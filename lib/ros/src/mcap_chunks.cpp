@@ -205,8 +205,7 @@ void Reader::Impl::walk(bool messages, const Visit& visit) {
     }
     return a;
   };
-  const auto deliver = [&](const Item& a) {
-    if (delivered) return;
+  const auto deliver_one = [&](const Item& a) {
     if (a->error && a->op != f::kChunk) std::rethrow_exception(a->error);
     const Bytes& buf = a->content;
     if (a->op == f::kDataEnd) {
@@ -239,9 +238,23 @@ void Reader::Impl::walk(bool messages, const Visit& visit) {
       if (!chunk_records(a->pos, *a->chunk, messages, visit)) delivered = true;
     }
   };
+  // No stage throws: an exception cancels oneTBB's pipeline, which then never frees the items still
+  // between its stages (LeakSanitizer saw them). The first error stops the reading stage, the items in
+  // flight drain through here untouched, and it is rethrown once the pipeline has returned.
+  std::exception_ptr failure;
+  const auto deliver = [&](const Item& a) {
+    if (delivered) return;
+    try {
+      deliver_one(a);
+    } catch (...) {
+      failure = std::current_exception();
+      delivered = true;
+    }
+  };
   tbb::parallel_pipeline(kInFlight, tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, read) &
                                         tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, decompress) &
                                         tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, deliver));
+  if (failure) std::rethrow_exception(failure);
 }
 
 void Reader::scan(const std::function<bool(const MessageInfo&, const uint8_t* data, size_t size)>& visit) {
