@@ -17,6 +17,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
+import { readNpy } from "./lib/codecs.mjs";
 import { connect, startServer, stopServer, until } from "./lib/serve_run.mjs";
 
 const [bin, work, mode = "png"] = process.argv.slice(2);
@@ -29,15 +30,6 @@ function fail(msg) {
 }
 function check(cond, msg) {
   if (!cond) fail(msg);
-}
-
-function readNpy(file) {
-  const b = fs.readFileSync(file);
-  const headerLen = b.readUInt16LE(8);
-  const header = b.subarray(10, 10 + headerLen).toString("latin1");
-  const [h, w] = /\((\d+), (\d+)\)/.exec(header).slice(1).map(Number);
-  const px = b.subarray(10 + headerLen);
-  return { w, h, depth: new Float32Array(px.buffer.slice(px.byteOffset, px.byteOffset + px.length)) };
 }
 
 const kept = (z) => Number.isFinite(z) && z > 0; // output.invalid is 0 here (the default)

@@ -341,3 +341,14 @@ export function npyBytes(width, height, f32bytes) {
   head.writeUInt16LE(header.length, 8);
   return Buffer.concat([head, Buffer.from(header, "latin1"), f32bytes]);
 }
+
+/** A float32 .npy as depthmask writes it (npyBytes' layout): its size and pixels. Throws on another dtype. */
+export function readNpy(file) {
+  const b = fs.readFileSync(file);
+  const headerLen = b.readUInt16LE(8);
+  const header = b.subarray(10, 10 + headerLen).toString("latin1");
+  if (!header.includes("'<f4'")) throw new Error(`${file}: expected float32, header ${header}`);
+  const [h, w] = /\((\d+), (\d+)\)/.exec(header).slice(1).map(Number);
+  const px = b.subarray(10 + headerLen);
+  return { w, h, depth: new Float32Array(px.buffer.slice(px.byteOffset, px.byteOffset + px.length)) };
+}

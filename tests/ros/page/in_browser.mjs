@@ -15,6 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 
+import { readNpy } from "../lib/codecs.mjs";
 import { sleep, startServer, stopServer, until } from "../lib/serve_run.mjs";
 
 const [bin, work, screenshot] = process.argv.slice(2);
@@ -28,16 +29,6 @@ function fail(msg) {
 }
 function check(cond, msg) {
   if (!cond) fail(msg);
-}
-
-function readNpy(file) {
-  const b = fs.readFileSync(file);
-  const headerLen = b.readUInt16LE(8);
-  const header = b.subarray(10, 10 + headerLen).toString("latin1");
-  check(header.includes("'<f4'"), `${file}: expected float32, header ${header}`);
-  const [h, w] = /\((\d+), (\d+)\)/.exec(header).slice(1).map(Number);
-  const px = b.subarray(10 + headerLen);
-  return { w, h, depth: new Float32Array(px.buffer.slice(px.byteOffset, px.byteOffset + px.length)) };
 }
 
 fs.rmSync(work, { recursive: true, force: true });
