@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     switch (data[0] & 0x0F) {
       case 0:
-        (void)ros::image_to_pixels(ros::decode_image(p, n, "fuzz"), role, kMaxPixels, "fuzz");
+        (void)ros::image_to_pixels(ros::decode_image_view(p, n, "fuzz"), role, kMaxPixels, "fuzz");
         break;
       case 1:
         (void)ros::compressed_to_pixels(ros::decode_compressed_image(p, n, "fuzz"), role, kMaxPixels, "fuzz");

@@ -53,7 +53,7 @@ ros::Image image(const char* encoding, uint32_t w, uint32_t h, int64_t stamp_ns,
   return m;
 }
 
-struct Fixture : ::testing::Test {
+struct Ros2Source : ::testing::Test {
   Config config;
   std::shared_ptr<DdsNode> node;
   void SetUp() override {
@@ -72,7 +72,7 @@ struct Fixture : ::testing::Test {
   }
 };
 
-TEST_F(Fixture, NamesFollowRos2) {
+TEST_F(Ros2Source, NamesFollowRos2) {
   EXPECT_EQ(detail::dds_topic_name("/camera/depth"), "rt/camera/depth");
   EXPECT_EQ(detail::dds_topic_name("camera/depth"), "rt/camera/depth");
   EXPECT_EQ(detail::dds_type_name("sensor_msgs/msg/Image"), "sensor_msgs::msg::dds_::Image_");
@@ -83,7 +83,7 @@ TEST_F(Fixture, NamesFollowRos2) {
   EXPECT_EQ(detail::ros_domain_id("7"), 7u);
 }
 
-TEST_F(Fixture, BadMessagesAreRefusedAndCounted) {
+TEST_F(Ros2Source, BadMessagesAreRefusedAndCounted) {
   Ros2Subscriber sub(spec({}), config);
   sub.open();
   DdsWriter w(node, "/t/depth", ros::kImageType, Ros2Qos::Default);
@@ -108,7 +108,7 @@ TEST_F(Fixture, BadMessagesAreRefusedAndCounted) {
   EXPECT_EQ(f.depth.at<uint16_t>(0, 0), 9 * 257);
 }
 
-TEST_F(Fixture, LateMaskIsWaitedForAndMissingMaskDropsTheFrame) {
+TEST_F(Ros2Source, LateMaskIsWaitedForAndMissingMaskDropsTheFrame) {
   Ros2Subscriber sub(spec({"/t/mask"}), config);
   sub.open();
   DdsWriter d(node, "/t/depth", ros::kImageType, Ros2Qos::Default);
@@ -132,7 +132,7 @@ TEST_F(Fixture, LateMaskIsWaitedForAndMissingMaskDropsTheFrame) {
   EXPECT_EQ(sub.unpaired(), 1u);
 }
 
-TEST_F(Fixture, SeveralMaskTopicsUnite) {
+TEST_F(Ros2Source, SeveralMaskTopicsUnite) {
   Ros2Subscriber sub(spec({"/t/a", "/t/b"}), config);
   sub.open();
   DdsWriter d(node, "/t/depth", ros::kImageType, Ros2Qos::Default);
@@ -155,13 +155,13 @@ TEST_F(Fixture, SeveralMaskTopicsUnite) {
   EXPECT_EQ(f.mask.at<uint8_t>(0, 1), 0);
 }
 
-TEST_F(Fixture, WriterWithoutReaderIsNotMatched) {
+TEST_F(Ros2Source, WriterWithoutReaderIsNotMatched) {
   DdsWriter w(node, "/t/nobody", ros::kImageType, Ros2Qos::SensorData);
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_FALSE(w.matched());  // the publisher then encodes nothing (Ros2Publisher::publish)
 }
 
-TEST_F(Fixture, PointsBackProjectThroughK) {
+TEST_F(Ros2Source, PointsBackProjectThroughK) {
   cv::Mat z(2, 3, CV_32FC1, cv::Scalar(2.0f));
   z.at<float>(0, 0) = std::numeric_limits<float>::quiet_NaN();
   const double k[9] = {100, 0, 1, 0, 100, 1, 0, 0, 1};
@@ -175,7 +175,7 @@ TEST_F(Fixture, PointsBackProjectThroughK) {
 
 // The PLY output's rule, bit for bit (the Fast-DDS peer compares whole frames against {id}.ply), and
 // a pixel holding output.invalid is no point.
-TEST_F(Fixture, PointsFollowThePlyRule) {
+TEST_F(Ros2Source, PointsFollowThePlyRule) {
   cv::Mat z(2, 3, CV_32FC1, cv::Scalar(1.37f));
   z.at<float>(1, 1) = 7.0f;
   const double k[9] = {615.19519, 0, 298.442688, 0, 615.195251, 247.519196, 0, 0, 1};
@@ -189,7 +189,7 @@ TEST_F(Fixture, PointsFollowThePlyRule) {
 
 // A stop reaches a ros2:// source waiting on a silent topic within its 100 ms poll, not at the 3 s
 // stall (the runner calls interrupt() when the run stops); later reads return at once.
-TEST_F(Fixture, InterruptEndsAReadOnASilentTopic) {
+TEST_F(Ros2Source, InterruptEndsAReadOnASilentTopic) {
   const std::string uri = "ros2:///t/silent?domain=" + std::to_string(test_domain()) + "&config=loopback";
   auto src = make_live_source(parse_source_uri(uri), config);
   src->open();

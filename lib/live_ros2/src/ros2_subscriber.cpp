@@ -70,7 +70,8 @@ struct Ros2Subscriber::Impl {
       header = m.header;
       return ros::compressed_to_pixels(m, role, max_pixels, what);
     }
-    const ros::Image m = ros::decode_image(b->data(), b->size(), what);
+    // The pixels are copied once, from the DDS sample into the frame's matrix.
+    const ros::ImageView m = ros::decode_image_view(b->data(), b->size(), what);
     header = m.header;
     return ros::image_to_pixels(m, role, max_pixels, what);
   }

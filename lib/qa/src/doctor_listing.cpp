@@ -41,7 +41,7 @@ std::optional<cv::Size> bag_image_size(const BagFrame& b, const BagImageMessage&
     const std::vector<uint8_t> payload = b.bag->read(m.ref);
     const std::string what = describe_message(*b.bag, m);
     if (!m.compressed) {
-      const ros::Image im = ros::decode_image(payload.data(), payload.size(), what);
+      const ros::ImageView im = ros::decode_image_view(payload.data(), payload.size(), what);
       return cv::Size(static_cast<int>(im.width), static_cast<int>(im.height));
     }
     const ros::CompressedImage c = ros::decode_compressed_image(payload.data(), payload.size(), what);

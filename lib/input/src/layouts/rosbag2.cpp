@@ -108,7 +108,7 @@ void scan_messages(bag::Reader& bag, const std::vector<TopicScan*>& by_index) {
     if (s.kind == "image" || s.kind == "compressed") {
       const ros::Header h = ros::decode_header(data, size, what);
       if (s.images.empty()) {
-        s.encoding = s.kind == "image" ? ros::decode_image(data, size, what).encoding
+        s.encoding = s.kind == "image" ? ros::decode_image_view(data, size, what).encoding
                                        : ros::decode_compressed_image(data, size, what).format;
       }
       s.images.push_back({h.stamp.nanoseconds(), m.log_time, m.ref, h.frame_id});
