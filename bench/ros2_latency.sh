@@ -7,22 +7,28 @@
 # depthmask's publisher encodes nothing (Ros2Publisher::publish checks the match first): the CPU time
 # depthmask live used (utime + stime, /proc) shows that cost.
 #
-#   bash bench/ros2_latency.sh [--bin build-cpu] [--frames 150] [--qos default|sensor_data] [--4k]
+#   bash bench/ros2_latency.sh [--bin build-cpu] [--frames 150] [--qos default|sensor_data] [--backend cpu] [--4k]
 #
-# --4k adds one 3840x2160 32FC1 run (33 MB messages) of 30 frames.
+# --4k adds one 3840x2160 32FC1 run (33 MB messages) of 30 frames. --backend picks live's backend
+# (the GPU machine: copy). --depthmask and --peer name the two programs where they are not in --bin
+# (a GPU bundle: wrappers around its run.sh).
 set -euo pipefail
-bin=build-cpu frames=150 qos=default big=0
+bin=build-cpu frames=150 qos=default big=0 backend=cpu dm="" peer=""
+usage="usage: $0 [--bin DIR] [--depthmask PROG] [--peer PROG] [--frames N] [--qos default|sensor_data] [--backend B] [--4k]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
+    --depthmask) dm=$2; shift 2 ;;
+    --peer) peer=$2; shift 2 ;;
     --frames) frames=$2; shift 2 ;;
     --qos) qos=$2; shift 2 ;;
+    --backend) backend=$2; shift 2 ;;
     --4k) big=1; shift ;;
-    *) echo "usage: $0 [--bin DIR] [--frames N] [--qos default|sensor_data] [--4k]" >&2; exit 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
-dm=$bin/depthmask peer=$bin/tests/ros2/depthmask_dds_peer
-[ -x "$dm" ] && [ -x "$peer" ] || { echo "ros2_latency: build depthmask and depthmask_dds_peer in $bin" >&2; exit 2; }
+dm=${dm:-$bin/depthmask} peer=${peer:-$bin/tests/ros2/depthmask_dds_peer}
+[ -x "$dm" ] && [ -x "$peer" ] || { echo "ros2_latency: no depthmask ($dm) or depthmask_dds_peer ($peer)" >&2; exit 2; }
 work=$(mktemp -d)
 live_pid=""
 trap '[ -n "$live_pid" ] && kill "$live_pid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -32,7 +38,7 @@ dom=$((180 + $$ % 20))
 run_case() {  # WIDTH HEIGHT ENCODING FRAMES SUBSCRIBE
   local src="ros2:///camera/depth/image_rect_raw?mask=/seg/mask&qos=$qos&domain=$dom&config=loopback"
   "$dm" live --source "$src" --publish "ros2://depthmask?qos=$qos&domain=$dom&config=loopback" \
-    --set backend.kind=cpu --set live.overflow=block --duration 600 >"$work/live.log" 2>&1 &
+    --set backend.kind="$backend" --set live.overflow=block --duration 600 >"$work/live.log" 2>&1 &
   live_pid=$!
   sleep 1
   local t0 t1 hz
@@ -47,6 +53,7 @@ run_case() {  # WIDTH HEIGHT ENCODING FRAMES SUBSCRIBE
   dom=$((dom + 1))
 }
 
+echo "depthmask live --set backend.kind=$backend, QoS $qos, $(nproc) CPUs, $(date -u '+%F %H:%M UTC')"
 echo "| frames | subscribers | peer: sent, received, latency write → /depthmask/depth | processed by live | depthmask live CPU |"
 echo "|---|---|---|---|---|"
 for size in "640 480" "1920 1080"; do

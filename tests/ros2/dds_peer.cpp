@@ -30,6 +30,7 @@
 #include <fastdds/dds/topic/TypeSupport.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -72,12 +73,12 @@ sensor_msgs::msg::CameraInfo camera_info(int stamp_ms) {
   c.header().stamp().sec(1000 + stamp_ms / 1000);
   c.header().stamp().nanosec(static_cast<uint32_t>(stamp_ms % 1000) * 1000000u);
   c.header().frame_id("camera_depth_optical_frame");
-  c.height(480);
-  c.width(640);
+  c.height(static_cast<uint32_t>(peer::frame_size().height));
+  c.width(static_cast<uint32_t>(peer::frame_size().width));
   c.distortion_model("plumb_bob");
   c.d({0, 0, 0, 0, 0});
   std::array<double, 9> k;
-  std::copy(peer::apc_k(), peer::apc_k() + 9, k.begin());
+  std::copy(peer::camera_k(), peer::camera_k() + 9, k.begin());
   c.k(k);
   c.r({1, 0, 0, 0, 1, 0, 0, 0, 1});
   c.p({k[0], 0, k[2], 0, 0, k[4], k[5], 0, 0, 0, 1, 0});
@@ -138,6 +139,10 @@ class Exchange {
   int next_stamp_ = 0, sent_ = 0, received_ = 0;
   std::string error_;
   fdds::InstanceHandle_t depth_writer_;  // who sent /depthmask/depth
+  // 30 Hz, or DDS_PEER_PACE_MS (big frames: 4K output is 180 MB a frame over the five topics), and how
+  // long to wait for the last frames after sending.
+  std::chrono::milliseconds pace_{peer::env_ms("DDS_PEER_PACE_MS", 33)};
+  std::chrono::seconds settle_{std::max<int64_t>(5, 2 * peer::kFrames * pace_.count() / 1000)};
 };
 
 std::string Exchange::setup(int domain) {
@@ -246,20 +251,21 @@ void Exchange::check_image(Out out, const sensor_msgs::msg::Image& m) {
   const std::string id = peer::frame_id(frame);
   const bool depth = out == kDepth;
   const char* enc = depth ? "32FC1" : "mono8";
-  const uint32_t step = depth ? 640 * 4 : 640;
+  const auto w = static_cast<uint32_t>(peer::frame_size().width), h = static_cast<uint32_t>(peer::frame_size().height);
+  const uint32_t step = depth ? w * 4 : w;
   const peer::Expected& e = expected(frame);
   const std::vector<uint8_t>& want = out == kDepth ? e.depth : out == kMask ? e.mask : e.reason;
   const char* file = out == kDepth ? ".npy" : out == kMask ? ".reason.png (== 0)" : ".reason.png";
-  if (m.encoding() != enc || m.width() != 640 || m.height() != 480 || m.step() != step || m.is_bigendian() != 0)
+  if (m.encoding() != enc || m.width() != w || m.height() != h || m.step() != step || m.is_bigendian() != 0)
     error_ = id + ": " + kOutName[out] + " is " + m.encoding() + " " + std::to_string(m.width()) + "x" +
-             std::to_string(m.height()) + " step " + std::to_string(m.step()) + "; expected " + enc +
-             " 640x480, step " + std::to_string(step) + ", little-endian";
+             std::to_string(m.height()) + " step " + std::to_string(m.step()) + "; expected " + enc + " " +
+             std::to_string(w) + "x" + std::to_string(h) + ", step " + std::to_string(step) + ", little-endian";
   else if (m.data() != want)
     error_ = id + ": " + kOutName[out] + " differs from depthmask run's " + expect_ + "/" + id + file;
   ++seen_[out][frame];
 }
 
-// points: organised 640x480, fields x y z float32 at 0 4 8; its finite points, in order, are the
+// points: organised, of the frame's size, fields x y z float32 at 0 4 8; its finite points, in order, are the
 // vertices of depthmask run's {id}.ply bit for bit (so their count is the kept-pixel count).
 void Exchange::check_points(const sensor_msgs::msg::PointCloud2& m) {
   const int frame = frame_of(m.header(), kPoints);
@@ -267,13 +273,15 @@ void Exchange::check_points(const sensor_msgs::msg::PointCloud2& m) {
   const std::string id = peer::frame_id(frame);
   const auto& f = m.fields();
   const bool xyz = f.size() == 3 && f[0].name() == "x" && f[1].name() == "y" && f[2].name() == "z";
-  bool layout = xyz && m.width() == 640 && m.height() == 480 && m.point_step() == 12 && m.row_step() == 640 * 12 &&
-                !m.is_bigendian() && m.data().size() == size_t{640} * 480 * 12;
+  const auto w = static_cast<uint32_t>(peer::frame_size().width), h = static_cast<uint32_t>(peer::frame_size().height);
+  bool layout = xyz && m.width() == w && m.height() == h && m.point_step() == 12 && m.row_step() == w * 12 &&
+                !m.is_bigendian() && m.data().size() == size_t{w} * h * 12;
   for (size_t i = 0; layout && i < 3; ++i)
     layout = f[i].offset() == 4 * i && f[i].datatype() == 7 /* FLOAT32 */ && f[i].count() == 1;
   const peer::Expected& e = expected(frame);
   if (!layout) {
-    error_ = id + ": /depthmask/points is not an organised 640x480 cloud of float32 x y z at offsets 0 4 8";
+    error_ = id + ": /depthmask/points is not an organised " + std::to_string(w) + "x" + std::to_string(h) +
+             " cloud of float32 x y z at offsets 0 4 8";
   } else {
     const std::vector<uint8_t> pts = peer::finite_points(m.data());
     if (pts.size() / 12 != e.kept)
@@ -319,7 +327,7 @@ int Exchange::run(int domain) {
   // yet (samples before that are lost even when reliable): frame 0 until one comes back.
   const auto warm_until = Clock::now() + std::chrono::seconds(15);
   while (error_.empty() && received_ == 0 && Clock::now() < warm_until) {
-    send(0, std::chrono::milliseconds(33));
+    send(0, pace_);
     if (out_r_[kDepth]->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 200000000)))
       collect(std::chrono::seconds(1));
   }
@@ -327,18 +335,18 @@ int Exchange::run(int domain) {
   const int warm_up = sent_;
   for (auto& s : seen_) s.clear();
   for (int pass = 0; pass < kPasses; ++pass)
-    for (int i = 0; i < peer::kFrames; ++i) send(i, std::chrono::milliseconds(33));
-  collect(std::chrono::seconds(5));
+    for (int i = 0; i < peer::kFrames; ++i) send(i, pace_);
+  collect(settle_);
   // A frame lost on the way on any output (best effort, or a keep-last history overrun on a loaded
   // machine) is sent again, slower, up to five more times; what arrives must still be exact.
   for (int retry = 0; retry < 5 && error_.empty() && !complete(); ++retry) {
     for (int i = 0; i < peer::kFrames; ++i)
       for (const auto& s : seen_)
         if (!s.count(i)) {
-          send(i, std::chrono::milliseconds(100));
+          send(i, 3 * pace_);
           break;
         }
-    collect(std::chrono::seconds(5));
+    collect(settle_);
   }
   if (!error_.empty()) return fail(error_);
   int infos = 0;

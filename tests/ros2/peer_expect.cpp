@@ -1,6 +1,7 @@
 #include "peer_expect.h"
 
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -19,13 +20,21 @@ std::vector<uint8_t> file_bytes(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
+// A capture at frame_size(): each pixel repeated (nearest neighbour), so no value is made up.
+cv::Mat scaled(const cv::Mat& px) {
+  if (px.size() == frame_size()) return px;
+  cv::Mat out;
+  cv::resize(px, out, frame_size(), 0, 0, cv::INTER_NEAREST);
+  return out;
+}
+
 // APC's depth: deci-millimetres, each word rotated left by 3 bits (the dataset's README).
 cv::Mat apc_decimm(const std::string& data, int i) {
   const std::string path = data + "/apc-vision-toolbox/scene-0000/" + frame_id(i) + ".depth.png";
   cv::Mat raw = cv::imread(path, cv::IMREAD_UNCHANGED);
   if (raw.type() != CV_16UC1) throw std::runtime_error(path + ": not a 16-bit depth PNG");
   raw.forEach<uint16_t>([](uint16_t& v, const int*) { v = static_cast<uint16_t>((v >> 3) | (v << 13)); });
-  return raw;
+  return scaled(raw);
 }
 
 // The float32 payload of a .npy file (little-endian '<f4', C order).
@@ -76,12 +85,35 @@ cv::Mat mask_of(const std::string& data, int i) {
   const std::string path = data + "/apc-vision-toolbox/scene-0000/segm/" + frame_id(i) + ".segm.png";
   cv::Mat m = cv::imread(path, cv::IMREAD_UNCHANGED);
   if (m.type() != CV_8UC1) throw std::runtime_error(path + ": not an 8-bit label image");
-  return m;
+  return scaled(m);
 }
 
-const double* apc_k() {
-  static const double k[9] = {615.195190, 0, 298.442688, 0, 615.195251, 247.519196, 0, 0, 1};
-  return k;
+cv::Size frame_size() {
+  static const cv::Size size = [] {
+    const char* env = std::getenv("DDS_PEER_SIZE");
+    int w = 640, h = 480;
+    if (env != nullptr && *env != 0 &&
+        (std::sscanf(env, "%dx%d", &w, &h) != 2 || w < 64 || h < 48 || w > 8192 || h > 8192))
+      throw std::runtime_error(std::string("DDS_PEER_SIZE='") + env + "': expected WIDTHxHEIGHT, 64x48 to 8192x8192");
+    return cv::Size(w, h);
+  }();
+  return size;
+}
+
+int env_ms(const char* name, int fallback) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == 0) return fallback;
+  const int v = std::atoi(env);
+  if (v < 1 || v > 10000) throw std::runtime_error(std::string(name) + "='" + env + "': expected 1 to 10000 ms");
+  return v;
+}
+
+const double* camera_k() {
+  static const std::vector<double> k = [] {
+    const double sx = frame_size().width / 640.0, sy = frame_size().height / 480.0;
+    return std::vector<double>{615.195190 * sx, 0, 298.442688 * sx, 0, 615.195251 * sy, 247.519196 * sy, 0, 0, 1};
+  }();
+  return k.data();
 }
 
 int prepare(const std::string& data, const std::string& dir) {
@@ -99,7 +131,14 @@ int prepare(const std::string& data, const std::string& dir) {
       return 2;
     }
   }
-  return 0;
+  // %.17g: the run parses the very doubles camera_info carries.
+  const double* k = camera_k();
+  char set[256];
+  std::snprintf(set, sizeof set, "input.intrinsics={fx: %.17g, fy: %.17g, cx: %.17g, cy: %.17g}\n", k[0], k[4], k[2],
+                k[5]);
+  std::ofstream f(dir + "/k.txt");
+  f << set;
+  return f.flush() ? 0 : 2;
 }
 
 Expected expected_of(const std::string& dir, const std::string& id) {

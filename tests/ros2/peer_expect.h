@@ -14,12 +14,19 @@ namespace peer {
 constexpr int kFrames = 8;
 
 std::string frame_id(int i);
+/// The size the peer publishes: the captures' 640x480, or DDS_PEER_SIZE=WxH (the 4K case on the GPU
+/// machine: 3840x2160), to which every capture is scaled by nearest neighbour (no new depth values).
+cv::Size frame_size();
+/// The environment variable `name` as a count of milliseconds (1 to 10000), or `fallback` when unset.
+int env_ms(const char* name, int fallback);
 cv::Mat depth_mm(const std::string& data, int i);  // CV_16UC1, millimetres
 cv::Mat depth_m(const std::string& data, int i);   // CV_32FC1, metres
 cv::Mat mask_of(const std::string& data, int i);   // CV_8UC1, the ground-truth labels
-/// APC's colour K (cam.info.txt) as camera_info's row-major 3x3: the intrinsics of the run's PLY too.
-const double* apc_k();
-/// Writes the captures as folders `depthmask run` reads (DIR/mm, DIR/m); 0, or 2 on a write error.
+/// APC's colour K (cam.info.txt), scaled with the frames, as camera_info's row-major 3x3: the
+/// intrinsics of the run's PLY too.
+const double* camera_k();
+/// Writes the captures as folders `depthmask run` reads (DIR/mm, DIR/m), and DIR/k.txt: the `--set`
+/// argument that gives `run` camera_k() exactly; 0, or 2 on a write error.
 int prepare(const std::string& data, const std::string& dir);
 
 /// What `depthmask run` wrote for one frame: the masked depth (.npy's float32 payload), the reason

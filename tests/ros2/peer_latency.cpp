@@ -140,9 +140,13 @@ int latency(int domain, bool sensor, int w, int h, const std::string& enc, int f
   done = true;
   rx.join();
   std::lock_guard<std::mutex> lock(mu);
-  std::printf("latency %dx%d %s %s: sent %d, received %zu, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", w, h, enc.c_str(),
-              sensor ? "sensor_data" : "default", frames, ms.size(), percentile(ms, 0.5), percentile(ms, 0.99),
-              percentile(ms, 1.0));
+  if (!out_r)
+    std::printf("latency %dx%d %s %s: sent %d, nothing subscribed\n", w, h, enc.c_str(),
+                sensor ? "sensor_data" : "default", frames);
+  else
+    std::printf("latency %dx%d %s %s: sent %d, received %zu, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", w, h,
+                enc.c_str(), sensor ? "sensor_data" : "default", frames, ms.size(), percentile(ms, 0.5),
+                percentile(ms, 0.99), percentile(ms, 1.0));
   p->delete_contained_entities();
   fdds::DomainParticipantFactory::get_instance()->delete_participant(p);
   return 0;

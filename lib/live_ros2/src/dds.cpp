@@ -129,7 +129,8 @@ const std::string& dds_loopback_config() {
   // (participant indices 0..MaxAutoParticipantIndex on that address), no multicast at all.
   static const std::string xml =
       "<CycloneDDS><Domain Id=\"any\"><General><Interfaces><NetworkInterface address=\"127.0.0.1\"/></Interfaces>"
-      "<AllowMulticast>false</AllowMulticast><MaxMessageSize>65500B</MaxMessageSize></General>"
+      "<AllowMulticast>false</AllowMulticast><MaxMessageSize>65500B</MaxMessageSize><FragmentSize>62000B</"
+      "FragmentSize></General>"
       "<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>"
       "<Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery>"
       "<Internal><SocketReceiveBufferSize min=\"default\" max=\"4MB\"/></Internal></Domain></CycloneDDS>";
