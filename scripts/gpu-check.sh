@@ -101,11 +101,11 @@ if [ "$parts" != sanitizers ]; then
     step compare-bag-backends compare_bag_outputs
   fi
   # The peer's four cases (16UC1/32FC1, sensor_data/default) with live on copy, two on the others, and
-  # the 4K case (the captures scaled; 33 MB 32FC1 messages, 100 MB clouds) on copy.
+  # the 4K case (the captures scaled; 33 MB 32FC1 messages, 100 MB clouds) on copy, reliable only: a
+  # best-effort message bigger than the socket buffers (net.core.rmem_max) is lost whole (docs/ROS2.md).
   step ros2-peer-copy ros2_peer copy
   for b in zero_copy managed; do step "ros2-peer-$b" ros2_peer "$b" PEER_CASES="16UC1:sensor_data 32FC1:default"; done
-  step ros2-peer-4k-copy ros2_peer copy DDS_PEER_SIZE=3840x2160 DDS_PEER_PACE_MS=100 \
-    PEER_CASES="32FC1:default 16UC1:sensor_data"
+  step ros2-peer-4k-copy ros2_peer copy DDS_PEER_SIZE=3840x2160 DDS_PEER_PACE_MS=100 PEER_CASES="32FC1:default 16UC1:default"
 fi
 if [ "$parts" = all ] || [ "$parts" = tests ]; then
   [ "$parts" = all ] && step unit-tests bin depthmask_unit_tests

@@ -5,9 +5,12 @@
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/subscriber/SampleInfo.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "ParticipantEntitiesInfoPubSubTypes.h"
@@ -16,12 +19,24 @@ namespace peer {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+// A net.core buffer limit in bytes; 4 MB when it cannot be read.
+uint32_t sysctl_bytes(const char* path) {
+  std::ifstream f(path);
+  uint64_t v = 0;
+  return f >> v && v >= 65536 ? static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)) : 4u << 20;
+}
+}  // namespace
+
 fdds::DomainParticipant* make_participant(int domain) {
   fdds::DomainParticipantQos q;
   q.name("depthmask_test_peer");
   auto udp = std::make_shared<eprosima::fastdds::rtps::UDPv4TransportDescriptor>();
   udp->interfaceWhiteList.emplace_back("127.0.0.1");
-  udp->sendBufferSize = udp->receiveBufferSize = 4 << 20;
+  // As big as the kernel allows, up to 64 MB (net.core.rmem_max / wmem_max; Fast-DDS refuses a size
+  // the kernel cuts): a best-effort message bigger than the buffer is lost whole.
+  udp->receiveBufferSize = std::min<uint32_t>(64u << 20, sysctl_bytes("/proc/sys/net/core/rmem_max"));
+  udp->sendBufferSize = std::min<uint32_t>(64u << 20, sysctl_bytes("/proc/sys/net/core/wmem_max"));
   q.transport().use_builtin_transports = false;
   q.transport().user_transports.push_back(udp);
   eprosima::fastrtps::rtps::Locator_t peer;

@@ -133,7 +133,7 @@ const std::string& dds_loopback_config() {
       "FragmentSize></General>"
       "<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>"
       "<Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery>"
-      "<Internal><SocketReceiveBufferSize min=\"default\" max=\"4MB\"/></Internal></Domain></CycloneDDS>";
+      "<Internal><SocketReceiveBufferSize min=\"default\" max=\"64MB\"/></Internal></Domain></CycloneDDS>";
   return xml;
 }
 
