@@ -61,7 +61,7 @@ ChunkPtr Reader::Impl::decode_chunk(uint64_t at, const uint8_t* p, uint64_t n) c
            "its uncompressed size " + std::to_string(usize) + " is over 1000 times its " + std::to_string(csize) +
                " compressed bytes");
     }
-    auto out = std::make_shared<Records>(static_cast<size_t>(usize));
+    auto out = std::make_shared<Records>(static_cast<size_t>(usize), buffers);
     std::string why;
     if (compression.empty()) {
       if (csize > 0) std::memcpy(out->data(), data, csize);

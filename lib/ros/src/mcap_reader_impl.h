@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -30,19 +31,67 @@ inline constexpr size_t kMessageHead = 2 + 4 + 8 + 8;  // channel_id, sequence, 
 
 using Bytes = std::vector<uint8_t>;
 
+/// The buffers of chunks read before, for the next chunks: a bag's chunks are about one size, and a
+/// buffer used again costs nothing, while a new one of some MiB is new pages the kernel must fault in
+/// and zero one by one (most of a bag run's page faults, all inside the decompressor). Holds at most
+/// kMaxBytes; a buffer is reused for a chunk of at least 3/4 its size.
+class BufferPool {
+ public:
+  using Buffer = std::unique_ptr<uint8_t[]>;
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+
+  /// A buffer of at least n bytes (not zero-filled) and its capacity.
+  std::pair<Buffer, size_t> take(size_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      size_t best = free_.size();
+      for (size_t i = 0; i < free_.size(); ++i)
+        if (free_[i].second >= n && free_[i].second / 4 * 3 <= n &&
+            (best == free_.size() || free_[i].second < free_[best].second))
+          best = i;
+      if (best < free_.size()) {
+        std::pair<Buffer, size_t> b = std::move(free_[best]);
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+        bytes_ -= b.second;
+        return b;
+      }
+    }
+    return {Buffer(new uint8_t[n]), n};  // NOLINT(cppcoreguidelines-owning-memory)
+  }
+  void give(Buffer b, size_t capacity) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes_ + capacity > kMaxBytes) return;  // freed here
+    bytes_ += capacity;
+    free_.emplace_back(std::move(b), capacity);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<Buffer, size_t>> free_;
+  size_t bytes_ = 0;
+};
+
 /// A decompressed chunk's records, allocated without zero-filling: the decompressor writes every byte
-/// (a std::vector's resize would write them twice).
+/// (a std::vector's resize would write them twice). The buffer goes back to its pool when the last
+/// reader of the chunk lets go.
 class Records {
  public:
-  explicit Records(size_t n) : bytes_(new uint8_t[n]), size_(n) {}  // NOLINT(cppcoreguidelines-owning-memory)
+  Records(size_t n, std::shared_ptr<BufferPool> pool) : pool_(std::move(pool)), size_(n) {
+    std::tie(bytes_, capacity_) = pool_->take(n);
+  }
+  ~Records() { pool_->give(std::move(bytes_), capacity_); }
+  Records(const Records&) = delete;
+  Records& operator=(const Records&) = delete;
   uint8_t* data() { return bytes_.get(); }
   const uint8_t* data() const { return bytes_.get(); }
   size_t size() const { return size_; }
   uint8_t operator[](size_t i) const { return bytes_[i]; }
 
  private:
-  std::unique_ptr<uint8_t[]> bytes_;
+  std::shared_ptr<BufferPool> pool_;
+  BufferPool::Buffer bytes_;
   size_t size_;
+  size_t capacity_ = 0;
 };
 
 using ChunkPtr = std::shared_ptr<const Records>;
@@ -73,6 +122,7 @@ struct Reader::Impl {
   std::map<uint64_t, ChunkPtr> kept;
   uint64_t kept_bytes = 0;
   uint64_t keep_budget = 0;  // keep_scanned_chunks
+  std::shared_ptr<reader_detail::BufferPool> buffers = std::make_shared<reader_detail::BufferPool>();
 
   ~Impl() {
     if (fd >= 0) ::close(fd);
