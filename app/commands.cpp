@@ -279,7 +279,7 @@ int cmd_synth(const SynthOptions& o) {
   if (o.frames <= 0 || o.frames > 1000000)
     throw ConfigError("--frames " + std::to_string(o.frames) + ": expected 1..1000000");
   if (o.format == "mcap") {
-    write_synthetic_bag(fs::path(o.output), o.frames, w, h, !o.no_color);
+    write_synthetic_bag(fs::path(o.output), o.frames, w, h, !o.no_color, o.compression);
     std::printf(
         "depthmask: wrote %d synthetic frame(s) of %dx%d as a ROS 2 bag to %s\n  run it: depthmask run --input %s\n",
         o.frames, w, h, o.output.c_str(), o.output.c_str());

@@ -58,8 +58,9 @@ struct SynthOptions {
   std::string output;
   int frames = 8;
   std::string size = "640x480";
-  std::string format = "png";  // png: a dataset folder; mcap: a ROS 2 bag
-  bool no_color = false;       // depth and masks only
+  std::string format = "png";        // png: a dataset folder; mcap: a ROS 2 bag
+  bool no_color = false;             // depth and masks only
+  std::string compression = "zstd";  // a bag's chunks (--format mcap): zstd, lz4 or none
 };
 int cmd_synth(const SynthOptions& o);
 

@@ -123,6 +123,9 @@ CLI::App* add_synth(CLI::App& cli, SynthOptions& synth) {
       ->check(CLI::IsMember({"png", "mcap"}))
       ->capture_default_str();
   synth_cmd->add_flag("--no-color", synth.no_color, "Write depth and masks only (no colour images or topic)");
+  synth_cmd->add_option("--compression", synth.compression, "A bag's chunks (--format mcap): zstd, lz4 or none")
+      ->check(CLI::IsMember({"zstd", "lz4", "none"}))
+      ->capture_default_str();
   return synth_cmd;
 }
 

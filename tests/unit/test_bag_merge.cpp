@@ -3,6 +3,7 @@
 // both kept and a redone frame only once; the lock file goes once the merge leaves no part behind,
 // and a lock taken afterwards works as before.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <map>
 #include <string>
@@ -107,6 +108,57 @@ TEST(BagMerge, TheLockFileGoesWithTheLastPartAndLockingStillWorksAfter) {
   EXPECT_FALSE(again.merged);
   EXPECT_EQ(again.why_not, "the bag is merged already");
   EXPECT_FALSE(fs::exists(lock_file));
+}
+
+// The run's own part, alone and in time order, becomes the bag as it is (the same file, renamed: no
+// rewrite); out of order, or beside another part, it is merged as before.
+TEST(BagMerge, TheOnlyPartInTimeOrderIsRenamedNotRewritten) {
+  dmtest::TempDir tmp;
+  const fs::path& dir = tmp.path();
+  const fs::path part = dir / "depthmask.part-0001-all.mcap";
+  write_part(part, {{5, "a", 1}, {7, "b", 1}, {7, "c", 1}});
+  const auto inode = [](const fs::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 ? st.st_ino : ino_t{0};
+  };
+  const ino_t before = inode(part);
+  dm::ClosedPart own{part, true, 3, 5, 7, {{{"/depthmask/depth", "sensor_msgs/msg/Image", ""}, 3}}};
+  const dm::BagMerge m = dm::finalize_bag(dir, &own);
+  ASSERT_TRUE(m.merged) << m.why_not;
+  EXPECT_EQ(m.parts, 1u);
+  EXPECT_EQ(m.messages, 3u);
+  EXPECT_EQ(m.depth_messages, 3u);
+  EXPECT_FALSE(fs::exists(part));
+  EXPECT_EQ(inode(dir / dm::kBagName), before);
+  EXPECT_FALSE(fs::exists(dir / ".depthmask-bag.lock"));
+  const std::vector<uint8_t> yb = dmtest::read_bytes(dir / "metadata.yaml");
+  const std::string yaml(yb.begin(), yb.end());
+  EXPECT_NE(yaml.find("message_count: 3"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("nanoseconds: 2\n"), std::string::npos) << yaml;  // duration 7 - 5
+  ASSERT_EQ(read_merged(dir / dm::kBagName).size(), 3u);
+
+  // Out of order: rewritten in time order.
+  dmtest::TempDir tmp2;
+  const fs::path part2 = tmp2.path() / "depthmask.part-0001-all.mcap";
+  write_part(part2, {{9, "a", 1}, {4, "b", 1}});
+  dm::ClosedPart unordered{part2, false, 2, 9, 9, {{{"/depthmask/depth", "sensor_msgs/msg/Image", ""}, 2}}};
+  const ino_t before2 = inode(part2);
+  ASSERT_TRUE(dm::finalize_bag(tmp2.path(), &unordered).merged);
+  EXPECT_NE(inode(tmp2.path() / dm::kBagName), before2);
+  const std::vector<Merged> got = read_merged(tmp2.path() / dm::kBagName);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].stamp, 4u);
+
+  // Beside another part: merged, both parts' frames kept.
+  dmtest::TempDir tmp3;
+  const fs::path mine = tmp3.path() / "depthmask.part-0002-all.mcap";
+  write_part(tmp3.path() / "depthmask.part-0001-all.mcap", {{1, "x", 2}});
+  write_part(mine, {{5, "a", 1}});
+  dm::ClosedPart ordered{mine, true, 1, 5, 5, {{{"/depthmask/depth", "sensor_msgs/msg/Image", ""}, 1}}};
+  const dm::BagMerge m3 = dm::finalize_bag(tmp3.path(), &ordered);
+  ASSERT_TRUE(m3.merged);
+  EXPECT_EQ(m3.parts, 2u);
+  EXPECT_EQ(read_merged(tmp3.path() / dm::kBagName).size(), 2u);
 }
 
 #else

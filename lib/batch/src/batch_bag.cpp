@@ -61,8 +61,10 @@ void BatchRun::prepare_bag() {
 
 void BatchRun::finish_bag() {
   const Config& c = input_.config;
+  std::optional<ClosedPart> part;
   try {
     bag_->close();
+    part = bag_->closed_part();
   } catch (const OutputError& e) {
     detail::log().error("output.format mcap: {}", e.what());
   }
@@ -77,7 +79,7 @@ void BatchRun::finish_bag() {
           c.output.dir.string());
       return;
     }
-    const BagMerge m = finalize_bag(c.output.dir);
+    const BagMerge m = finalize_bag(c.output.dir, part ? &*part : nullptr);
     if (!m.merged) {
       detail::log().info("output.format mcap: not merged: {}", m.why_not);
     } else if (m.depth_messages < all_frames_.size()) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "depthmask/bag.h"
+#include "depthmask/errors.h"
 #include "depthmask/mcap.h"
 #include "depthmask/ros_image.h"
 #include "depthmask/ros_msgs.h"
@@ -36,10 +37,20 @@ ros::CameraInfo camera_info_of(const Intrinsics& k, const ros::Header& h) {
 
 }  // namespace
 
-void write_synthetic_bag(const fs::path& dir, int frames, int width, int height, bool color) {
+void write_synthetic_bag(const fs::path& dir, int frames, int width, int height, bool color,
+                         const std::string& compression) {
+  mcap::WriterOptions options;
+  if (compression == "lz4") {
+    options.compression = mcap::Compression::Lz4;
+  } else if (compression == "none") {
+    options.compression = mcap::Compression::None;
+  } else {
+    DM_EXPECT(compression == "zstd", ConfigError,
+              "a synthetic bag's compression '" << compression << "': expected zstd, lz4 or none");
+  }
   fs::create_directories(dir);
   const std::string file = "synthetic_0.mcap";
-  mcap::Writer w(dir / file);
+  mcap::Writer w(dir / file, options);
   std::vector<bag::TopicSpec> topics = {{"/camera/depth/image_rect_raw", ros::kImageType, ""},
                                         {"/seg/mask", ros::kImageType, ""},
                                         {"/camera/depth/camera_info", ros::kCameraInfoType, ""}};

@@ -147,7 +147,8 @@ class Runner {
     if (!bag_) return;
     bag_->close();
     bag_lock_.reset();
-    const BagMerge m = finalize_bag(c_.output.dir);
+    const std::optional<ClosedPart>& part = bag_->closed_part();
+    const BagMerge m = finalize_bag(c_.output.dir, part ? &*part : nullptr);
     if (m.merged)
       detail::log().info("live: {} frame(s) recorded in {}", m.depth_messages, (c_.output.dir / kBagName).string());
     else

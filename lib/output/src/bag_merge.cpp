@@ -159,7 +159,31 @@ uint64_t order_and_drop_repeats(std::vector<Located>& m) {
 
 }  // namespace
 
-BagMerge finalize_bag(const fs::path& dir) {
+namespace {
+
+// The caller's own part, in time order, alone in the folder: it is the bag as it stands. The rename
+// is atomic; a crash before metadata.yaml leaves depthmask.mcap without it, which the next
+// finalize_bag merges (rewrites) as a bag that later runs added to.
+BagMerge take_part_as_bag(const fs::path& dir, const ClosedPart& part) {
+  BagMerge out;
+  fs::rename(part.file, dir / kBagName);
+  bag::FileSummary file{kBagName, static_cast<int64_t>(part.first_ns),
+                        static_cast<int64_t>(part.last_ns - part.first_ns), part.messages};
+  bag::write_metadata(dir, {file}, part.topics);
+  out.merged = true;
+  out.parts = 1;
+  out.messages = part.messages;
+  if (!part.topics.empty()) out.depth_messages = part.topics.front().second;
+  detail::log().info(
+      "bag: {} message(s) ({} frame(s)) from 1 file merged into {} (the only part, in time order: "
+      "renamed, not rewritten)",
+      out.messages, out.depth_messages, (dir / kBagName).string());
+  return out;
+}
+
+}  // namespace
+
+BagMerge finalize_bag(const fs::path& dir, const ClosedPart* own) {
   BagMerge out;
   BagLock lock(dir, BagLock::Mode::TryExclusive);
   if (!lock.held()) {
@@ -173,6 +197,11 @@ BagMerge finalize_bag(const fs::path& dir) {
   if (parts.empty() && (!had_bag || fs::exists(dir / kBagMetadataName, ec))) {
     out.why_not = had_bag ? "the bag is merged already" : "no part of a bag in " + dir.string();
     lock.remove_file();  // nothing is left to merge: no lock file either
+    return out;
+  }
+  if (own != nullptr && own->time_ordered && !had_bag && parts.size() == 1 && fs::equivalent(parts[0], own->file, ec)) {
+    out = take_part_as_bag(dir, *own);
+    lock.remove_file();  // no part left: no lock file either
     return out;
   }
   Inputs in;

@@ -94,6 +94,11 @@ struct BagOutput::Impl {
   std::vector<uint16_t> channels;
   uint64_t messages = 0;
   fs::path path;
+  // What close() will tell finalize_bag: per topic (bag_topics' order) the messages, the time order.
+  std::vector<uint64_t> counts;
+  bool time_ordered = true;
+  uint64_t first_ns = 0, last_ns = 0;
+  std::optional<ClosedPart> closed;
 
   Impl(const Config& cfg, std::string tag)
       : c(cfg),
@@ -185,9 +190,14 @@ void BagOutput::open() {
 void BagOutput::append(std::vector<BagMessage>&& messages) {
   Impl& m = *impl_;
   if (!m.writer) m.open();
+  if (m.counts.size() != m.topics.size()) m.counts.assign(m.topics.size(), 0);
   for (const BagMessage& msg : messages) {
     m.writer->write(m.channels.at(msg.topic), msg.time_ns, msg.time_ns, msg.data.data(), msg.data.size(),
                     msg.frame_key);
+    if (m.messages == 0) m.first_ns = msg.time_ns;
+    m.time_ordered = m.time_ordered && (m.messages == 0 || msg.time_ns >= m.last_ns);
+    m.last_ns = std::max(m.last_ns, msg.time_ns);
+    ++m.counts.at(msg.topic);
     ++m.messages;
   }
   m.writer->flush(m.c.output.fsync);
@@ -201,8 +211,15 @@ void BagOutput::close() {
   if (m.messages == 0) {
     std::error_code ec;
     fs::remove(m.path, ec);
+    return;
   }
+  ClosedPart part{m.path, m.time_ordered, m.messages, m.first_ns, m.last_ns, {}};
+  for (size_t t = 0; t < m.topics.size(); ++t)
+    if (m.counts[t] > 0) part.topics.emplace_back(m.topics[t], m.counts[t]);
+  m.closed = std::move(part);
 }
+
+const std::optional<ClosedPart>& BagOutput::closed_part() const { return impl_->closed; }
 
 // The lock file may be removed by a merge that held it (remove_file): a holder that locked the file
 // it opened before that removal holds a lock on a name nobody else sees, so it takes the lock again

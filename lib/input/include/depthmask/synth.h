@@ -5,6 +5,7 @@
 #include <opencv2/core.hpp>
 
 #include <filesystem>
+#include <string>
 
 #include "depthmask/intrinsics.h"
 
@@ -27,10 +28,12 @@ SyntheticFrame render_synthetic_frame(int index, int width, int height);
 // `color` false: no color/ folder (depth and masks only).
 void write_synthetic_dataset(const std::filesystem::path& dir, int frames, int width, int height, bool color = true);
 
-// The same frames as a ROS 2 bag (synth_bag.cpp): dir/synthetic_0.mcap (zstd chunks) and its
-// metadata.yaml, topics /camera/depth/image_rect_raw (16UC1 mm), /camera/color/image_raw (bgr8),
-// /seg/mask (mono8), /camera/depth/camera_info; 30 fps. `color` false: no colour topic. Throws OutputError, or
-// InputError when the build has no bag support.
-void write_synthetic_bag(const std::filesystem::path& dir, int frames, int width, int height, bool color = true);
+// The same frames as a ROS 2 bag (synth_bag.cpp): dir/synthetic_0.mcap and its metadata.yaml, topics
+// /camera/depth/image_rect_raw (16UC1 mm), /camera/color/image_raw (bgr8), /seg/mask (mono8),
+// /camera/depth/camera_info; 30 fps; 4 MiB chunks compressed by `compression` ("zstd", level 1; "lz4",
+// LZ4 frames; "none"). `color` false: no colour topic. Throws OutputError, ConfigError for another
+// compression, or InputError when the build has no bag support.
+void write_synthetic_bag(const std::filesystem::path& dir, int frames, int width, int height, bool color = true,
+                         const std::string& compression = "zstd");
 
 }  // namespace depthmask

@@ -50,6 +50,16 @@ struct BagMessage {
 /// The frame key of BagMessage for a frame id.
 uint32_t bag_frame_key(const std::string& frame_id);
 
+/// A part a run has just closed, as that run knows it: finalize_bag takes it as the bag itself (a rename,
+/// no rewrite) when it is the folder's only part and its messages are in time order.
+struct ClosedPart {
+  std::filesystem::path file;
+  bool time_ordered = true;  ///< every message's log time at or after the one before
+  uint64_t messages = 0;
+  uint64_t first_ns = 0, last_ns = 0;                       ///< the first and last log time
+  std::vector<std::pair<bag::TopicSpec, uint64_t>> topics;  ///< the topics with messages, and their counts
+};
+
 /// The bag part of one run. encode() is const and touches no shared state (the batch's parallel write
 /// stage); append() is serial (the commit stage, in listing order).
 class BagOutput {
@@ -78,6 +88,9 @@ class BagOutput {
   /// Closes the part (summary, footer, its final name); a part that got no message is removed. Throws
   /// OutputError.
   void close();
+
+  /// The part close() closed; nullopt before that, or when it held no message.
+  const std::optional<ClosedPart>& closed_part() const;
 
  private:
   struct Impl;
@@ -127,6 +140,9 @@ struct BagMerge {
 /// caller knows the dataset is complete. A killed run's part is read up to its last whole chunk.
 /// Takes BagLock exclusively; when a run holds it, returns merged false. Throws OutputError (cannot
 /// write), InputError (a part that cannot be read at all).
-BagMerge finalize_bag(const std::filesystem::path& dir);
+/// `own`: the part the caller just closed (BagOutput::closed_part); when it is the only part, no
+/// depthmask.mcap is there yet and its messages are in time order, it is renamed to depthmask.mcap
+/// instead of rewritten (its chunks are one frame each, zstd, with index, summary and statistics).
+BagMerge finalize_bag(const std::filesystem::path& dir, const ClosedPart* own = nullptr);
 
 }  // namespace depthmask
