@@ -103,7 +103,8 @@ int cmd_run(const RunOptions& o, const std::atomic<bool>& stop) {
         "  resumed: %zu frame(s) already done by an earlier run (the depthmask-manifest*.json files); --force redoes "
         "them\n",
         s.skipped_done);
-  if (s.unmatched_files) std::printf("  ignored %zu file(s) that belong to no depth frame\n", s.unmatched_files);
+  if (s.unmatched_files)
+    std::printf("  ignored %zu %s that belong to no depth frame\n", s.unmatched_files, s.unmatched_what.c_str());
   print_backend(s.backend, s.backend_reason, s.backend_degraded, c.logging.level);
   std::printf("  output:  %s\n", c.output.dir.string().c_str());
   const StartupTimes& t = s.startup;

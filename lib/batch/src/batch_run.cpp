@@ -97,10 +97,12 @@ void BatchRun::prepare() {
 
   DatasetListing& listing = input_.listing;
   s_.unmatched_files = listing.unmatched_files;
+  s_.unmatched_what = listing.unmatched_what;
   if (listing.unmatched_files > 0) {
     std::string ex;
     for (const auto& p : listing.unmatched_examples) ex += (ex.empty() ? "" : ", ") + p.filename().string();
-    detail::log().info("ignoring {} file(s) that belong to no depth frame (e.g. {})", listing.unmatched_files, ex);
+    detail::log().info("ignoring {} {} that belong to no depth frame (e.g. {})", listing.unmatched_files,
+                       listing.unmatched_what, ex);
   }
   for (const std::string& d : listing.damaged)  // a damaged bag: its frames before the damage run
     s_.failures.push_back(FrameFailure{"", d, Failure::Input});

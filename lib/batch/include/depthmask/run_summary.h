@@ -48,6 +48,7 @@ struct RunSummary {
   size_t skipped = 0;                      ///< not attempted: stopped at an error (on_error: stop) or interrupted
   size_t skipped_done = 0;                 ///< not redone: the resume manifest records them finished, outputs intact
   size_t unmatched_files = 0;              ///< files in the input's folders that belong to no frame (DatasetListing)
+  std::string unmatched_what = "file(s)";  ///< what those are: "file(s)", or a bag's "message(s)"
   double seconds = 0;                      ///< the run's wall time
   bool interrupted = false;                ///< stopped by a signal or a cancel before every frame was done
   BackendKind backend = BackendKind::Cpu;  ///< the backend the frames ran on

@@ -281,6 +281,7 @@ BagImageMessage message_of(const std::string& topic, const TopicScan& s, const S
 }
 
 void add_unpaired(ResolvedInput& r, const std::string& topic, const Seen& s) {
+  r.listing.unmatched_what = "message(s)";
   add_unmatched(r.listing,
                 fs::path(r.config.input.root) / (topic.substr(topic.find_first_not_of('/')) + "@" + stamp_id(s.stamp)));
 }
