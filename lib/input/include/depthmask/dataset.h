@@ -46,7 +46,7 @@ struct DatasetListing {
   /// a stray README ...). Counted for the summary; the first few are kept for the log.
   size_t unmatched_files = 0;
   std::vector<std::filesystem::path> unmatched_examples;  ///< the first five of them
-  /// What they are, for the summary's line: "file(s)", or a bag's "message(s)" (examples TOPIC@STAMP).
+  /// What they are, for the summary's line: "file(s)", or a bag's "message(s)" (examples: topic and stamp).
   std::string unmatched_what = "file(s)";
   /// Damage found while listing (a bag cut short, a chunk whose CRC differs), each a sentence naming
   /// the file and where; the frames before it are listed, and the run reports each as an input failure.
