@@ -143,6 +143,8 @@ class Exchange {
   // long to wait for the last frames after sending.
   std::chrono::milliseconds pace_{peer::env_ms("DDS_PEER_PACE_MS", 33)};
   std::chrono::seconds settle_{std::max<int64_t>(5, 2 * peer::kFrames * pace_.count() / 1000)};
+  const uint32_t w_ = static_cast<uint32_t>(peer::frame_size().width);  // what every output must be
+  const uint32_t h_ = static_cast<uint32_t>(peer::frame_size().height);
 };
 
 std::string Exchange::setup(int domain) {
@@ -251,8 +253,7 @@ void Exchange::check_image(Out out, const sensor_msgs::msg::Image& m) {
   const std::string id = peer::frame_id(frame);
   const bool depth = out == kDepth;
   const char* enc = depth ? "32FC1" : "mono8";
-  const auto w = static_cast<uint32_t>(peer::frame_size().width), h = static_cast<uint32_t>(peer::frame_size().height);
-  const uint32_t step = depth ? w * 4 : w;
+  const uint32_t w = w_, h = h_, step = depth ? w * 4 : w;
   const peer::Expected& e = expected(frame);
   const std::vector<uint8_t>& want = out == kDepth ? e.depth : out == kMask ? e.mask : e.reason;
   const char* file = out == kDepth ? ".npy" : out == kMask ? ".reason.png (== 0)" : ".reason.png";
@@ -273,7 +274,7 @@ void Exchange::check_points(const sensor_msgs::msg::PointCloud2& m) {
   const std::string id = peer::frame_id(frame);
   const auto& f = m.fields();
   const bool xyz = f.size() == 3 && f[0].name() == "x" && f[1].name() == "y" && f[2].name() == "z";
-  const auto w = static_cast<uint32_t>(peer::frame_size().width), h = static_cast<uint32_t>(peer::frame_size().height);
+  const uint32_t w = w_, h = h_;
   bool layout = xyz && m.width() == w && m.height() == h && m.point_step() == 12 && m.row_step() == w * 12 &&
                 !m.is_bigendian() && m.data().size() == size_t{w} * h * 12;
   for (size_t i = 0; layout && i < 3; ++i)

@@ -105,7 +105,8 @@ struct BagOutput::Impl {
         shard_tag(std::move(tag)),
         topics(bag_topics(cfg)),
         index(cfg.output.mcap),
-        keep_invalid(cfg.is_set_by_user("output.invalid")) {}
+        keep_invalid(cfg.is_set_by_user("output.invalid")),
+        counts(topics.size(), 0) {}
 
   void open() {
     path = c.output.dir / detail::bag_part_name(detail::next_bag_part_seq(c.output.dir), shard_tag);
@@ -190,7 +191,6 @@ void BagOutput::open() {
 void BagOutput::append(std::vector<BagMessage>&& messages) {
   Impl& m = *impl_;
   if (!m.writer) m.open();
-  if (m.counts.size() != m.topics.size()) m.counts.assign(m.topics.size(), 0);
   for (const BagMessage& msg : messages) {
     m.writer->write(m.channels.at(msg.topic), msg.time_ns, msg.time_ns, msg.data.data(), msg.data.size(),
                     msg.frame_key);
