@@ -1,10 +1,12 @@
 // End-to-end tests of a ROS 2 bag as the input (docs/ROSBAG.md, "Reading"), on bags written by
 // `depthmask synth --format mcap` (the bags of an independent writer: tests/ros/bag_vs_folder.sh):
 // the same frames as a synthetic folder give byte-identical outputs; a lone .mcap; the doctor's
-// topics; explicit topics; a bag cut short keeps its frames before the cut.
+// topics; explicit topics; a bag cut short keeps its frames before the cut; one cut in its summary is
+// read whole, with a warning.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,26 @@ TEST_F(CliRosbag, ABagCutShortKeepsTheFramesBeforeTheCut) {
   EXPECT_FALSE(contains(r.output, "file(s) that belong")) << r.output;
   EXPECT_GE(kept, 1u) << r.output;
   EXPECT_LT(kept, 8u) << r.output;
+}
+
+TEST_F(CliRosbag, ABagCutInItsSummaryIsReadWholeByScanningAndSaysSo) {
+  TempDir tmp;
+  ASSERT_EQ(run_in(tmp.path(), "synth -o bag --frames 8 --size 64x48 --format mcap").exit_code, 0);
+  const fs::path mcap = tmp / "bag" / "synthetic_0.mcap";
+  // The footer (29 bytes, then the 8-byte magic) gives where the summary starts; cut a few bytes into
+  // it: every chunk and the Data End record stay whole, as when a recorder is killed while closing.
+  const std::vector<uint8_t> bytes = dmtest::read_bytes(mcap);
+  ASSERT_GT(bytes.size(), 37u);
+  uint64_t summary_start = 0;
+  std::memcpy(&summary_start, bytes.data() + bytes.size() - 37 + 9, 8);
+  ASSERT_GT(summary_start, 8u);
+  ASSERT_LT(summary_start + 5, bytes.size());
+  fs::resize_file(mcap, summary_start + 5);
+  const auto r = run_in(tmp.path(), "run --input bag --output out --set output.format=[tiff]");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(tiffs(tmp / "out").size(), 8u) << r.output;
+  EXPECT_TRUE(contains(r.output, "synthetic_0.mcap' has no footer")) << r.output;
+  EXPECT_TRUE(contains(r.output, "reading its messages by scanning")) << r.output;
 }
 
 }  // namespace

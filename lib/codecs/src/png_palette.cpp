@@ -13,10 +13,6 @@ namespace depthmask::detail {
 
 namespace {
 
-uint32_t be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
 struct ReadContext {
   const uint8_t* data;
   size_t size;
@@ -75,19 +71,6 @@ bool read_indices(ReadContext& ctx, png_bytep* rows, const PngHeader& want) {
 }
 
 }  // namespace
-
-std::optional<PngHeader> png_header(const uint8_t* data, size_t size) {
-  static const uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  if (size < 33 || std::memcmp(data, kSignature, 8) != 0) return std::nullopt;
-  if (be32(data + 8) != 13 || std::memcmp(data + 12, "IHDR", 4) != 0) return std::nullopt;
-  PngHeader h;
-  h.width = be32(data + 16);
-  h.height = be32(data + 20);
-  h.bit_depth = data[24];
-  h.color_type = data[25];
-  h.interlace = data[28];
-  return h;
-}
 
 void decode_palette_png(const uint8_t* data, size_t size, const PngHeader& header, const std::string& file,
                         uint8_t* dst, size_t dst_step) {

@@ -124,6 +124,12 @@ struct Reader::Impl {
     const size_t index = files.size() - 1;
     if (storage == "mcap") {
       s.mcap = std::make_unique<mcap::Reader>(file);
+      if (!s.mcap->has_footer()) {
+        detail::log().warn(
+            "bag file '{}' has no footer: its recorder stopped before closing it (or is still writing); "
+            "reading its messages by scanning, up to where it ends",
+            file.string());
+      }
       for (const auto& kv : s.mcap->channels()) mcap_topic(index, kv.first);
       return;
     }

@@ -75,6 +75,7 @@ bool Reader::Impl::read_summary() {
   if (tail[0] != f::kFooter || len != f::kFooterContent || std::memcmp(tail + f::kFooterRecord, f::kMagic, 8) != 0) {
     return false;  // no footer: a file cut off or still being written
   }
+  footer = true;
   uint64_t start = 0, offsets = 0;
   uint32_t crc = 0;
   std::memcpy(&start, tail + 9, 8);
@@ -172,5 +173,6 @@ const std::map<uint16_t, Schema>& Reader::schemas() const { return impl_->schema
 const std::map<uint16_t, Channel>& Reader::channels() const { return impl_->channels; }
 const std::map<uint16_t, uint64_t>& Reader::message_counts() const { return impl_->counts; }
 bool Reader::has_summary() const { return impl_->summary; }
+bool Reader::has_footer() const { return impl_->footer; }
 
 }  // namespace depthmask::mcap

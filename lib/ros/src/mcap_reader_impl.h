@@ -112,6 +112,7 @@ struct Reader::Impl {
   std::map<uint16_t, Channel> channels;
   std::map<uint16_t, uint64_t> counts;
   bool summary = false;
+  bool footer = false;      // the file ends with a Footer record and the magic
   uint64_t data_limit = 0;  // the data section ends before this (the summary's start, or the file's end)
   std::mutex cache_mu;
   // The last chunks read, most recent first; a chunk being decompressed is in it already, so that the

@@ -2,15 +2,16 @@
 // string names it) and "compressedDepth" (compressed_depth_image_transport: a 12-byte ConfigHeader of
 // int32 format and float depthQuantA, depthQuantB, little-endian, then a 16-bit PNG or RVL image;
 // 32FC1 is stored as quantised inverse depth q = A / depth + B, 0 meaning no depth). Image sizes are
-// read from the PNG or JPEG header (or RVL's size words) and checked before a decoder allocates.
+// read from the PNG or JPEG header (base's detail/image_header.h, as for image files) or RVL's size
+// words, and checked before a decoder allocates.
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "depthmask/detail/image_header.h"
 #include "depthmask/errors.h"
 #include "depthmask/ros_image.h"
 #include "ros_image_detail.h"
@@ -26,41 +27,15 @@ constexpr float kDepthQuantization = 100.0f;
 constexpr float kQuantA = kDepthQuantization * (kDepthQuantization + 1.0f);
 constexpr float kQuantB = 1.0f - kQuantA / kDepthMax;
 
-uint32_t be32(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]; }
 uint32_t le32(const uint8_t* p) { return uint32_t{p[3]} << 24 | uint32_t{p[2]} << 16 | uint32_t{p[1]} << 8 | p[0]; }
-
-// The width and height a PNG (IHDR, the first chunk) or a JPEG (its first SOFn marker) claims.
-std::optional<std::pair<uint64_t, uint64_t>> png_or_jpeg_size(const uint8_t* d, size_t n) {
-  static const uint8_t kPng[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
-  if (n >= 24 && std::memcmp(d, kPng, 8) == 0 && std::memcmp(d + 12, "IHDR", 4) == 0) {
-    return std::make_pair(uint64_t{be32(d + 16)}, uint64_t{be32(d + 20)});
-  }
-  if (n < 4 || d[0] != 0xFF || d[1] != 0xD8) return std::nullopt;
-  for (size_t at = 2; at + 4 <= n;) {
-    const uint8_t marker = d[at + 1];
-    if (d[at] != 0xFF) return std::nullopt;
-    if (marker == 0xFF || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) {  // fill, or no length
-      at += marker == 0xFF ? 1 : 2;
-      continue;
-    }
-    const size_t len = size_t{d[at + 2]} << 8 | d[at + 3];
-    const bool sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
-    if (sof) {
-      if (at + 9 > n || len < 7) return std::nullopt;
-      return std::make_pair(uint64_t{size_t{d[at + 7]} << 8 | d[at + 8]}, uint64_t{size_t{d[at + 5]} << 8 | d[at + 6]});
-    }
-    if (len < 2 || marker == 0xDA || marker == 0xD9) return std::nullopt;  // scan data before a frame header
-    at += 2 + len;
-  }
-  return std::nullopt;
-}
 
 cv::Mat decode_png_or_jpeg(const uint8_t* d, size_t n, int flags, size_t max_pixels, const std::string& what,
                            const std::string& format) {
-  const auto size = png_or_jpeg_size(d, n);
-  DM_EXPECT(size.has_value(), InputError,
+  // The size its PNG (IHDR) or JPEG (first SOFn) header claims, checked before a decoder allocates.
+  const auto size = detail::image_size(d, n);
+  DM_EXPECT(size && (std::strcmp(size->format, "PNG") == 0 || std::strcmp(size->format, "JPEG") == 0), InputError,
             what << ": a CompressedImage of format '" << format << "' does not hold a PNG or JPEG image");
-  detail::check_ros_pixels(size->first, size->second, max_pixels, what, "a compressed image");
+  detail::check_ros_pixels(size->width, size->height, max_pixels, what, "a compressed image");
   cv::Mat out;
   try {
     out = cv::imdecode(cv::Mat(1, static_cast<int>(n), CV_8UC1, const_cast<uint8_t*>(d)), flags);

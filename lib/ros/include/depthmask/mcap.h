@@ -74,6 +74,9 @@ class Reader {
   const std::map<uint16_t, Schema>& schemas() const;    ///< every schema of the file
   const std::map<uint16_t, Channel>& channels() const;  ///< every channel of the file
   bool has_summary() const;                             ///< a usable summary section was read
+  /// The file ends with MCAP's footer and magic; false for a file cut off (a recorder killed before
+  /// it closed the file) or still being written, which is read by scanning.
+  bool has_footer() const;
   /// Messages per channel as the summary's Statistics record counts them (empty without one).
   const std::map<uint16_t, uint64_t>& message_counts() const;
 

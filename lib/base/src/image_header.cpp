@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "depthmask/errors.h"
-#include "png_palette.h"
 
 namespace depthmask::detail {
 
@@ -98,6 +97,19 @@ std::optional<ImageSize> jpeg_size(const uint8_t* d, size_t n) {
 }
 
 }  // namespace
+
+std::optional<PngHeader> png_header(const uint8_t* data, size_t size) {
+  static const uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (size < 33 || std::memcmp(data, kSignature, 8) != 0) return std::nullopt;
+  if (rd32(data + 8, true) != 13 || std::memcmp(data + 12, "IHDR", 4) != 0) return std::nullopt;
+  PngHeader h;
+  h.width = rd32(data + 16, true);
+  h.height = rd32(data + 20, true);
+  h.bit_depth = data[24];
+  h.color_type = data[25];
+  h.interlace = data[28];
+  return h;
+}
 
 bool is_exr(const uint8_t* data, size_t size) {
   static const uint8_t magic[4] = {0x76, 0x2f, 0x31, 0x01};

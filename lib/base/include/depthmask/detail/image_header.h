@@ -1,6 +1,7 @@
 // Image sizes read from the first bytes of a file, before any decoder allocates: the input limits
 // (input.max_image_pixels) are checked against what the header claims, so a crafted header cannot
-// make OpenCV's or libpng's decoder ask for gigabytes.
+// make OpenCV's or libpng's decoder ask for gigabytes. In base: the image files' readers (codecs) and
+// the compressed image messages of ROS 2 (ros) both check sizes with it.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,20 @@
 #include <string>
 
 namespace depthmask::detail {
+
+// The fields of a PNG's IHDR chunk.
+struct PngHeader {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  int bit_depth = 0;
+  int color_type = 0;  // 0 gray, 2 RGB, 3 palette, 4 gray+alpha, 6 RGBA
+  int interlace = 0;
+};
+inline constexpr int kPngColorPalette = 3;
+
+// The IHDR read from the file's bytes (signature, then IHDR as the first chunk, as the PNG
+// specification requires), or nullopt when the bytes do not start like a PNG.
+std::optional<PngHeader> png_header(const uint8_t* data, size_t size);
 
 struct ImageSize {
   const char* format = "";  // "PNG", "TIFF", "EXR", "JPEG"
