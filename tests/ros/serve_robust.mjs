@@ -2,7 +2,8 @@
 // the token on HTTP and WebSocket, 404, Cache-Control, a non-loopback bind's warning, the
 // subprotocol; malformed JSON, unknown and refused ops, unknown channels, binary and oversized client
 // frames, raw TCP garbage; 300 connects/disconnects; a client that stops reading is closed. The
-// server's file descriptors and resident memory stay flat, and a healthy client keeps receiving.
+// server's file descriptors and resident memory stay flat, and a healthy client keeps receiving. At
+// live.serve_max_connections a new connection waits until one closes.
 // usage: node serve_robust.mjs DEPTHMASK_BIN WORK_DIR
 import net from "node:net";
 import WebSocket from "ws";
@@ -139,5 +140,32 @@ check(stopped.code === 0, `exit ${stopped.code ?? stopped.signal}:\n${stopped.lo
 const m = /served:\s+(\d+) client\(s\), (\d+) message\(s\) sent, (\d+) dropped for slow clients, (\d+) client\(s\) closed/
   .exec(stopped.log);
 check(m && Number(m[1]) >= CYCLES + 50 && Number(m[4]) >= 5, `summary: ${m && m[0]}\n${stopped.log.slice(-2000)}`);
+
+// live.serve_max_connections: at the cap (a WebSocket client and two idle HTTP connections of 3) a new
+// request waits, unanswered, until a connection closes; then it is served.
+const capped = await startServer(bin, [
+  "live", "--source", "synthetic://?size=64x48&fps=30", "--serve", "0", "--duration", "60",
+  "--set", "live.serve_max_connections=3", "--set", "live.serve_timeout=30",
+]);
+const viewer = await connect(capped.port);
+const idle = await Promise.all([0, 1].map(() => new Promise((resolve, reject) => {
+  const s = net.connect(capped.port, "127.0.0.1", () => resolve(s));
+  s.on("error", reject);
+})));
+await until(() => /3 connections open \(live.serve_max_connections\): new ones wait/.test(capped.log()), 5000,
+  "the warning that the cap is reached");
+let answered = null;
+const waiting = fetch(`http://127.0.0.1:${capped.port}/`).then((r) => (answered = r.status));
+await sleep(1500);
+check(answered === null, `a request past live.serve_max_connections was answered (${answered})`);
+idle[0].destroy();
+await until(() => answered !== null, 5000, "the waiting request served once a connection closed");
+check((await waiting) === 200, `the waiting request: ${answered}`);
+idle[1].destroy();
+viewer.client.close();
+const cappedStop = await stopServer(capped);
+check(cappedStop.code === 0, `capped server: exit ${cappedStop.code ?? cappedStop.signal}:\n${cappedStop.log}`);
+
 console.log(`serve_robust: OK: fds ${before.fds} → ${after.fds}, RSS ${before.rssKiB} → ${after.rssKiB} KiB over ` +
-  `${CYCLES} connections and 4 rounds of garbage; stalled client closed; "${m[0]}"`);
+  `${CYCLES} connections and 4 rounds of garbage; stalled client closed; "${m[0]}"; a request past ` +
+  `live.serve_max_connections waited and was served when a connection closed`);

@@ -115,6 +115,7 @@ void expect_same_config(const Config& a, const Config& b) {
   EXPECT_EQ(a.live.serve_depth, b.live.serve_depth);
   EXPECT_EQ(a.live.serve_queue, b.live.serve_queue);
   EXPECT_EQ(a.live.serve_timeout, b.live.serve_timeout);
+  EXPECT_EQ(a.live.serve_max_connections, b.live.serve_max_connections);
   EXPECT_EQ(a.live.sync.tolerance_ms, b.live.sync.tolerance_ms);
   EXPECT_EQ(a.live.preview, b.live.preview);
   EXPECT_EQ(a.logging.level, b.logging.level);
@@ -970,6 +971,10 @@ TEST_F(ConfigFile, LiveServeKeys) {
   EXPECT_EQ(d.live.serve_depth, "png");
   EXPECT_EQ(d.live.serve_queue, 16);
   EXPECT_EQ(d.live.serve_timeout, 5.0);
+  EXPECT_EQ(d.live.serve_max_connections, 64);
+  EXPECT_EQ(load_config(std::nullopt, sets({"live.serve_max_connections=2"}), tmp_.path()).live.serve_max_connections,
+            2);
+  EXPECT_TRUE(Contains(error_of_sets({"live.serve_max_connections=0"}), "live.serve_max_connections"));
   const Config c = load_config(write("live:\n  serve: \"0.0.0.0:8765\"\n  serve_fps: 2.5\n  serve_token: abc\n"
                                      "  serve_depth: raw\n  serve_queue: 4\n  serve_timeout: 1\n"),
                                sets({"live.serve=[::1]:9000"}), tmp_.path());

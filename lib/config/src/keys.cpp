@@ -241,6 +241,9 @@ std::vector<Key> live_keys() {
           "messages waiting per client before its oldest are dropped"),
       key("serve_timeout", &S::serve_timeout, Number{within(0.5, 3600), "expected seconds in [0.5, 3600]"},
           "seconds without progress before a client that stopped reading is closed"),
+      key("serve_max_connections", &S::serve_max_connections, Int<int>{1, 10000},
+          "connections open at once (page requests, WebSocket clients); more wait until one closes")
+          .not_in_hash_text(),
       key("reconnect_max", &S::reconnect_max,
           Number{within(0.1, 3600), "expected seconds in [0.1, 3600] (the back-off starts at 0.1 s)"},
           "seconds: the cap of the reconnect back-off"),

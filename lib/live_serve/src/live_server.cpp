@@ -36,6 +36,7 @@ struct LiveServer::Impl {
     hub.token = c.live.serve_token;
     hub.queue = static_cast<size_t>(c.live.serve_queue);
     hub.timeout = std::chrono::duration<double>(c.live.serve_timeout);
+    hub.gate->max = static_cast<size_t>(c.live.serve_max_connections);
     hub.depth_raw = enc.depth_raw;
     for (const ServedChannel ch :
          {ServedChannel::Mask, ServedChannel::Depth, ServedChannel::CameraInfo, ServedChannel::Stats})

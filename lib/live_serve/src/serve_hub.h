@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,12 +35,46 @@ struct FrameMessages {
 
 class WsSession;
 
+// The connections open (HTTP and WebSocket) against live.serve_max_connections: at the cap the
+// acceptor stops accepting (new connections wait in the kernel's listen queue) until one closes.
+// Shared with the connections' slots, which may outlive the hub in handlers the io_context destroys.
+struct ConnectionGate {
+  size_t open = 0, max = 1;
+  bool paused = false;                             // the acceptor waits for a slot
+  std::function<void()> resume;                    // accepts again (start_accepting sets it)
+  std::chrono::steady_clock::time_point warned{};  // the last warning that the cap was reached
+};
+
+// One open connection, counted by the gate while it lives; moved from the HTTP session to the
+// WebSocket session an upgrade makes. Network thread only.
+class ConnectionSlot {
+ public:
+  explicit ConnectionSlot(const std::shared_ptr<ConnectionGate>& gate) : gate_(gate) { ++gate->open; }
+  ConnectionSlot(ConnectionSlot&&) noexcept = default;
+  ConnectionSlot& operator=(ConnectionSlot&&) = delete;
+  ConnectionSlot(const ConnectionSlot&) = delete;
+  ConnectionSlot& operator=(const ConnectionSlot&) = delete;
+  ~ConnectionSlot() {
+    const auto g = gate_.lock();  // null when moved from, or once the server is gone
+    if (!g) return;
+    --g->open;
+    if (g->paused && g->open < g->max && g->resume) {
+      g->paused = false;
+      g->resume();
+    }
+  }
+
+ private:
+  std::weak_ptr<ConnectionGate> gate_;
+};
+
 struct ServeHub {
   explicit ServeHub(boost::asio::io_context& io) : ioc(io) {}
   boost::asio::io_context& ioc;
-  std::string token;                      // live.serve_token; empty = none
-  size_t queue = 0;                       // live.serve_queue
-  std::chrono::duration<double> timeout;  // live.serve_timeout
+  std::string token;                                                          // live.serve_token; empty = none
+  size_t queue = 0;                                                           // live.serve_queue
+  std::chrono::duration<double> timeout;                                      // live.serve_timeout
+  std::shared_ptr<ConnectionGate> gate = std::make_shared<ConnectionGate>();  // live.serve_max_connections
   bool depth_raw = false;
   std::array<bool, kServedChannels> available{};   // advertised (network thread)
   std::set<std::shared_ptr<WsSession>> sessions;   // open WebSocket clients (network thread)

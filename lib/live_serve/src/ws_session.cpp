@@ -42,7 +42,8 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 
 class WsSession : public std::enable_shared_from_this<WsSession> {
  public:
-  WsSession(tcp::socket&& s, ServeHub& hub) : ws_(std::move(s)), hub_(hub), data_(hub.queue), watchdog_(hub.ioc) {}
+  WsSession(tcp::socket&& s, ServeHub& hub, ConnectionSlot&& slot)
+      : slot_(std::move(slot)), ws_(std::move(s)), hub_(hub), data_(hub.queue), watchdog_(hub.ioc) {}
 
   void accept(const http::request<http::string_body>& req) {
     beast::get_lowest_layer(ws_).expires_never();  // the WebSocket's own timeouts from here
@@ -231,6 +232,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     detail::log().info("live --serve: client {} disconnected ({} open)", id_, hub_.sessions.size());
   }
 
+  ConnectionSlot slot_;  // first: released after the socket below is closed
   websocket::stream<beast::tcp_stream> ws_;
   ServeHub& hub_;
   beast::flat_buffer in_;
@@ -249,7 +251,7 @@ namespace {
 // One HTTP connection: requests answered in turn until one is a WebSocket upgrade or it closes.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket&& s, ServeHub& hub) : stream_(std::move(s)), hub_(hub) {}
+  HttpSession(tcp::socket&& s, ServeHub& hub) : slot_(hub.gate), stream_(std::move(s)), hub_(hub) {}
 
   void read() {
     parser_.emplace();
@@ -286,7 +288,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const auto offered = req[http::field::sec_websocket_protocol];
     if (std::string_view(offered.data(), offered.size()).find(kFoxgloveSubprotocol) == std::string_view::npos)
       return respond(req, http::status::bad_request, "text/plain", "expected the subprotocol foxglove.websocket.v1\n");
-    std::make_shared<WsSession>(stream_.release_socket(), hub_)->accept(req);
+    std::make_shared<WsSession>(stream_.release_socket(), hub_, std::move(slot_))->accept(req);
   }
 
   void respond(const http::request<http::string_body>& req, http::status status, const char* type,
@@ -309,6 +311,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     });
   }
 
+  ConnectionSlot slot_;  // first: released after the socket below is closed
   beast::tcp_stream stream_;
   ServeHub& hub_;
   beast::flat_buffer buf_;
@@ -316,6 +319,18 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 };
 
 void accept_next(tcp::acceptor& acceptor, ServeHub& hub) {
+  if (!acceptor.is_open()) return;  // the server stops
+  ConnectionGate& gate = *hub.gate;
+  if (gate.open >= gate.max) {  // a closing connection's slot resumes
+    gate.paused = true;
+    const auto now = Clock::now();
+    if (gate.warned == Clock::time_point{} || now - gate.warned > std::chrono::seconds(10)) {  // not a flood of lines
+      gate.warned = now;
+      detail::log().warn(
+          "live --serve: {} connections open (live.serve_max_connections): new ones wait until one closes", gate.open);
+    }
+    return;
+  }
   acceptor.async_accept(hub.ioc, [&acceptor, &hub](beast::error_code ec, tcp::socket s) {
     if (ec == net::error::operation_aborted || !acceptor.is_open()) return;  // the server stops
     if (!ec) std::make_shared<HttpSession>(std::move(s), hub)->read();
@@ -325,7 +340,10 @@ void accept_next(tcp::acceptor& acceptor, ServeHub& hub) {
 
 }  // namespace
 
-void start_accepting(tcp::acceptor& acceptor, ServeHub& hub) { accept_next(acceptor, hub); }
+void start_accepting(tcp::acceptor& acceptor, ServeHub& hub) {
+  hub.gate->resume = [&acceptor, &hub] { accept_next(acceptor, hub); };
+  accept_next(acceptor, hub);
+}
 
 std::vector<ChannelSpec> ServeHub::advertised() const {
   std::vector<ChannelSpec> out;

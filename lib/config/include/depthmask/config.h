@@ -225,8 +225,11 @@ struct LiveConfig {
   std::string serve_depth = "png";  ///< png: 16-bit millimetre PNG; raw: sensor_msgs/Image 32FC1 metres
   int serve_queue = 16;             ///< messages waiting per client before its oldest are dropped
   double serve_timeout = 5;         ///< seconds a write may wait before a client that stopped reading is closed
-  double reconnect_max = 5.0;       ///< seconds: the cap of the reconnect back-off (0.1 s doubling)
-  LiveMaskConfig mask;              ///< live.mask: masks besides the frames' own
+  /// live --serve: connections open at once (page requests and WebSocket clients); at the cap, new
+  /// connections wait in the listen queue until one closes.
+  int serve_max_connections = 64;
+  double reconnect_max = 5.0;  ///< seconds: the cap of the reconnect back-off (0.1 s doubling)
+  LiveMaskConfig mask;         ///< live.mask: masks besides the frames' own
   /// live.sync: separate streams (depth, color, a mask stream) with their own timestamps are paired
   /// within tolerance_ms (StreamPairer); a frame without its partners is dropped as unpaired. 20 ms:
   /// TUM's associate.py default (input.max_time_diff), under a 30 Hz frame period's 33 ms.
