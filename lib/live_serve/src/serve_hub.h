@@ -71,10 +71,11 @@ class ConnectionSlot {
 struct ServeHub {
   explicit ServeHub(boost::asio::io_context& io) : ioc(io) {}
   boost::asio::io_context& ioc;
-  std::string token;                                                          // live.serve_token; empty = none
-  size_t queue = 0;                                                           // live.serve_queue
-  std::chrono::duration<double> timeout;                                      // live.serve_timeout
-  std::shared_ptr<ConnectionGate> gate = std::make_shared<ConnectionGate>();  // live.serve_max_connections
+  std::string token;                      // live.serve_token; empty = none
+  size_t queue = 0;                       // live.serve_queue
+  std::chrono::duration<double> timeout;  // live.serve_timeout
+  // live.serve_max_connections
+  std::shared_ptr<ConnectionGate> gate = std::make_shared<ConnectionGate>();
   bool depth_raw = false;
   std::array<bool, kServedChannels> available{};   // advertised (network thread)
   std::set<std::shared_ptr<WsSession>> sessions;   // open WebSocket clients (network thread)
