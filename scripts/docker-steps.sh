@@ -67,7 +67,7 @@ case "$step" in
     cmake "${args[@]}"
     cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "${targets[@]}"
     if [ "${DEPTHMASK_REQUIRE_CUDA:-0}" = 1 ]; then
-      if ! "$build/depthmask" info | grep -q "^CUDA in this build: yes"; then
+      if ! grep -q "^CUDA in this build: yes" <<<"$("$build/depthmask" info)"; then
         echo "docker-steps: this image must carry the CUDA kernels, but the build has none (no nvcc found?)" >&2
         exit 1
       fi

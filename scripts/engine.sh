@@ -49,8 +49,10 @@ engine_apt() {
   engine_log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
-  # Check first that nothing of the host's would be removed (apt-get -s prints "Remv" lines).
-  if apt-get install -s -y -q --no-install-recommends "${missing[@]}" | grep -q '^Remv '; then
+  # Check first that nothing of the host's would be removed (apt-get -s prints "Remv" lines). A
+  # here-string, not a pipe: grep -q leaving at its first match would fail apt-get with SIGPIPE, and
+  # under pipefail the refusal would not happen.
+  if grep -q '^Remv ' <<<"$(apt-get install -s -y -q --no-install-recommends "${missing[@]}")"; then
     echo "engine: installing ${missing[*]} would remove host packages; refusing" >&2
     return 1
   fi

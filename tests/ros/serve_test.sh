@@ -13,7 +13,7 @@ major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge 18 ] || { echo "live_serve_js: SKIPPED: node $(node --version) is older than 18"; exit 77; }
 [ -d "$here/node_modules/@foxglove/ws-protocol" ] ||
   { echo "live_serve_js: SKIPPED: no tests/ros/node_modules (scripts/install-deps.sh runs npm ci there)"; exit 77; }
-"$bin" info | grep -q '^live --serve: unavailable' &&
+grep -q '^live --serve: unavailable' <<<"$("$bin" info)" &&
   { echo "live_serve_js: SKIPPED: $("$bin" info | grep '^live --serve')"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -28,7 +28,7 @@ case "$what" in
 esac
 [ -n "$browser" ] ||
   { echo "$name: SKIPPED: no $what on PATH (scripts/install-deps.sh installs Debian's $what where packaged)"; exit 77; }
-if "$bin" info | grep -q '^live --serve: unavailable'; then
+if grep -q '^live --serve: unavailable' <<<"$("$bin" info)"; then
   echo "$name: SKIPPED: $("$bin" info | grep '^live --serve')"
   exit 77
 fi
