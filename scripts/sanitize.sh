@@ -14,9 +14,10 @@ jobs="${JOBS:-$(nproc)}"
 cxx="${SANITIZE_CXX:-$(command -v clang++-14 || command -v clang++)}"
 
 # DEPTHMASK_FUZZ=ON: ASan + UBSan over all C++ code plus libFuzzer's coverage, so scripts/fuzz.sh
-# runs its targets from this same build. -O1 keeps the tests quick; asserts stay on.
+# runs its targets from this same build. -O1 keeps the tests quick; asserts stay on. Line tables only
+# (-gline-tables-only): reports name file and line, and the build skips the full debug information.
 cmake -S . -B "$dir" -G Ninja -DDEPTHMASK_CUDA=OFF -DDEPTHMASK_BUILD_BENCHMARKS=OFF -DDEPTHMASK_FUZZ=ON \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
 # With ROS 2 over DDS built in (DEPTHMASK_WITH_ROS2), the ros2:// source's own tests too.
 targets=(depthmask depthmask_unit_tests depthmask_cli_tests depthmask_fuzz)
 if ninja -C "$dir" -t targets all 2>/dev/null | grep '^depthmask_ros2_tests:' >/dev/null; then targets+=(depthmask_ros2_tests); fi
