@@ -143,8 +143,12 @@ TEST(CliLive, PreviewWindowUnderXvfb) {
   if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "xvfb-run is not installed (package xvfb; scripts/install-deps.sh)";
   TempDir tmp;
-  // 2 s at 30 fps: the window has time to come up and show frames.
-  const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) + " && xvfb-run -a " + dmtest::depthmask_cmd() +
+  // 2 s at 30 fps: the window has time to come up and show frames. No D-Bus session bus: without
+  // one named, libdbus (under OpenCV's Qt window, for accessibility) autolaunches one through
+  // dbus-launch and once waited on its pipe for ever; an address that fails at once keeps the window.
+  const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) +
+                                  " && DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/depthmask-test xvfb-run -a " +
+                                  dmtest::depthmask_cmd() +
                                   " live --backend cpu --source 'synthetic://?size=160x120&fps=30' --frames 60 "
                                   "--preview --set live.overflow=block");
   ASSERT_EQ(r.exit_code, 0) << r.output;
