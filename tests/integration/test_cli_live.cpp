@@ -145,7 +145,9 @@ TEST(CliLive, PreviewWindowUnderXvfb) {
   TempDir tmp;
   // 2 s at 30 fps: the window has time to come up and show frames. No D-Bus session bus: without
   // one named, libdbus (under OpenCV's Qt window, for accessibility) autolaunches one through
-  // dbus-launch and once waited on its pipe for ever; an address that fails at once keeps the window.
+  // dbus-launch: it forks and reads the child's pipe, and under ASan the forked child once deadlocked
+  // in the allocator before its exec, so the read waited for ever. An address that fails at once
+  // means no fork; the window still opens.
   const auto r = dmcli::run_shell("cd " + dmtest::q(tmp.path()) +
                                   " && DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/depthmask-test xvfb-run -a " +
                                   dmtest::depthmask_cmd() +
